@@ -1,0 +1,1 @@
+"""Scoring roll-ups and leaderboards for the four benchmarks (pure functions + `leaderboard` command)."""

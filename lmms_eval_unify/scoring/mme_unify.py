@@ -1,0 +1,152 @@
+"""MME-Unify (MME-U) scores, as defined in the paper's Appendix H and computed by its official scripts.
+
+All scores are on a 0-100 scale. Table 2 layout: understanding (SIPU, MITIU, VPU), generation
+(CIVG, FIR, TIE, TIG, TVG, VP), unify (IEE, CSQ, AL, SD, VCoT), and the MME-U score.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from lmms_eval_unify.scoring.aggregate import Score, mean_missing_as_zero
+from lmms_eval_unify.scoring.samples import Features, TaskMeans, field
+
+UNDERSTANDING = ("SIPU", "MITIU", "VPU")
+GENERATION = ("CIVG", "FIR", "TIE", "TIG", "TVG", "VP")
+UNIFY = ("IEE", "CSQ", "AL", "SD", "VCoT")
+UNIFY_QA = ("IEE", "CSQ", "AL", "SD")
+VIDEO = ("CIVG", "TVG", "VP")
+CLIP_SCORED = ("TIE", "TIG")
+# Table 2 column order.
+TABLE2_COLUMNS = (
+    *UNDERSTANDING, "Und. Avg", *GENERATION, "Gen. Avg", *UNIFY, "Unify Avg", "MME-U"
+)  # fmt: skip
+
+
+def task_name(subtask: str) -> str:
+    """lmms-eval task name of a subtask, e.g. `mme_unify_vcot`."""
+    return f"mme_unify_{subtask.lower()}"
+
+
+# --- pure scoring functions (paper scale, 0-100) -------------------------------------------------
+
+
+def normalised_fvd_fid(raw: float | np.ndarray) -> float | np.ndarray:
+    """FVD/FID on the paper's 0-100 scale: 100 * (1 - (s - 1) / 999); not clipped, like the official code."""
+    return 100.0 * (1.0 - (raw - 1.0) / 999.0)
+
+
+def video_score(fvd_norm: Score, fid_norm: Score, clipsim: Score = None) -> Score:
+    """CIVG/TVG = (FVD_norm + FID_norm + CLIPSIM) / 3; VP (no CLIPSIM) = (FVD_norm + FID_norm) / 2."""
+    parts = [fvd_norm, fid_norm] if clipsim is None else [fvd_norm, fid_norm, clipsim]
+    return sum(parts) / len(parts)
+
+
+def fir_score(lpips: Score) -> Score:
+    """FIR = (1 - LPIPS) x 100."""
+    return 100.0 * (1.0 - lpips)
+
+
+def clip_edit_score(clip_i: Score, clip_t: Score) -> Score:
+    """TIE/TIG = (CLIP-I + CLIP-T) / 2, CLIP-I in percent, CLIP-T as CLIP's logit (~15-40)."""
+    return (clip_i + clip_t) / 2.0
+
+
+def unify_acc(text_acc: Score, image_acc: Score) -> Score:
+    """IEE/CSQ/AL/SD accuracy = (text accuracy + image accuracy) / 2."""
+    return (text_acc + image_acc) / 2.0
+
+
+def vcot_acc(action_acc: Score, coordinate_acc: Score, image_acc: Score) -> Score:
+    """VCoT accuracy = mean of the step-pooled action, coordinate and image accuracies."""
+    return (action_acc + coordinate_acc + image_acc) / 3.0
+
+
+def understanding_score(subtasks: Sequence[Score]) -> Score:
+    """Mean of SIPU, MITIU, VPU (missing counted as 0)."""
+    return mean_missing_as_zero(subtasks)
+
+
+def generation_score(subtasks: Sequence[Score]) -> Score:
+    """Mean of the six generation subtask scores, unsupported ones counted as 0."""
+    return mean_missing_as_zero(subtasks)
+
+
+def unify_score(subtask_accs: Sequence[Score]) -> Score:
+    """Mean acc over the five unify subtasks, unsupported ones counted as 0."""
+    return mean_missing_as_zero(subtask_accs)
+
+
+def mme_u_score(understanding: Score, generation: Score, unify: Score) -> Score:
+    """MME-U = mean of the understanding, generation and unify scores (missing counted as 0)."""
+    return mean_missing_as_zero([understanding, generation, unify])
+
+
+# --- per-sample records -> features -> Table 2/3 rows ---------------------------------------------
+
+
+def task_features(subtask: str, rows: Sequence[Mapping]) -> Features:
+    """Per-sample features of one subtask; see docs/scoring.md for the record fields."""
+    if subtask in UNDERSTANDING:
+        return {"acc": 100.0 * field(rows, "acc", "zero")}
+    if subtask == "FIR":
+        return {"fir": fir_score(field(rows, "lpips", "skip"))}
+    if subtask in CLIP_SCORED:
+        return {"clip_i": 100.0 * field(rows, "clip_i", "skip"), "clip_t": field(rows, "clip_t", "skip")}
+    if subtask in VIDEO:
+        features = {
+            "fvd": normalised_fvd_fid(field(rows, "fvd", "skip")),
+            "fid": normalised_fvd_fid(field(rows, "fid", "skip")),
+        }
+        if subtask != "VP":
+            features["clipsim"] = 100.0 * field(rows, "clipsim", "skip")
+        return features
+    if subtask in UNIFY_QA:
+        text, image = field(rows, "text_correct", "zero"), field(rows, "image_correct", "zero")
+        return {"text": 100.0 * text, "image": 100.0 * image, "both": 100.0 * text * image}
+    if subtask == "VCoT":
+        steps = field(rows, "n_steps", "zero")
+        counts = {k: field(rows, f"{k}_steps_correct", "zero") for k in ("action", "coordinate", "image")}
+        perfect = np.logical_and.reduce([c >= steps for c in counts.values()]) & (steps > 0)
+        return {**counts, "steps": steps, "perfect": 100.0 * perfect}
+    raise KeyError(f"unknown MME-Unify subtask {subtask!r}")
+
+
+def subtask_scores(means: TaskMeans) -> dict[str, Score]:
+    """Table 3 detail (text/image acc, acc, acc+) and Table 2 subtask scores from feature means."""
+    out: dict[str, Score] = {}
+    for subtask in (*UNDERSTANDING, *GENERATION, *UNIFY):
+        m = means.get(task_name(subtask))
+        if m is None:
+            out[subtask] = None
+        elif subtask in UNDERSTANDING:
+            out[subtask] = m["acc"]
+        elif subtask == "FIR":
+            out[subtask] = m["fir"]
+        elif subtask in CLIP_SCORED:
+            out[subtask] = clip_edit_score(m["clip_i"], m["clip_t"])
+        elif subtask in VIDEO:
+            out[subtask] = video_score(m["fvd"], m["fid"], m.get("clipsim"))
+        elif subtask in UNIFY_QA:
+            out[f"{subtask} Text"], out[f"{subtask} Image"] = m["text"], m["image"]
+            out[subtask] = unify_acc(m["text"], m["image"])
+            out[f"{subtask} Acc+"] = m["both"]
+        else:
+            accs = [100.0 * m[k] / m["steps"] for k in ("action", "coordinate", "image")]
+            out["VCoT Action"], out["VCoT Coordinate"], out["VCoT Image"] = accs
+            out[subtask] = vcot_acc(*accs)
+            out["VCoT Acc+"] = m["perfect"]
+    return out
+
+
+def table2_row(means: TaskMeans) -> dict[str, Score]:
+    """One model's MME-U Table 2 row (plus the Table 3 acc+ columns) from its feature means."""
+    row = subtask_scores(means)
+    row["Und. Avg"] = understanding_score([row[s] for s in UNDERSTANDING])
+    row["Gen. Avg"] = generation_score([row[s] for s in GENERATION])
+    row["Unify Avg"] = unify_score([row[s] for s in UNIFY])
+    row["Unify Acc+"] = unify_score([row.get(f"{s} Acc+") for s in UNIFY])
+    row["MME-U"] = mme_u_score(row["Und. Avg"], row["Gen. Avg"], row["Unify Avg"])
+    return row

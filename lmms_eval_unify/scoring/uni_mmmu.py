@@ -1,0 +1,91 @@
+"""Uni-MMMU per-task metrics on Table 2's 0-100 scale.
+
+Accuracies in [0, 1] and the Jigsaw image score (1 - penalised DreamSim distance) are multiplied by
+100; the Code shape/colour and position judge scores (0-5) are mapped linearly to 0-100 (x 20).
+Maze and Sliding report step-level and sample-level values ("step/sample").
+
+The paper's "Avg." column matches no formula over its own columns (see docs/scoring.md), so we
+print `Avg. (ours)`: the unweighted mean of the 14 columns with step-level Maze/Sliding values.
+It is our own summary and is not comparable to the paper's Avg.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from lmms_eval_unify.scoring.aggregate import Score
+from lmms_eval_unify.scoring.samples import Features, TaskMeans, field
+
+JUDGE_SCALE_MAX = 5.0
+STEP_TASKS = ("maze", "sliding")
+# Table 2 column -> (task, per-sample metric); "step/sample" columns have a `_step` and a `_sample` part.
+COLUMNS: dict[str, tuple[str, str]] = {
+    "Jig. I": ("jigsaw", "img_score"),
+    "Jig. T": ("jigsaw", "text_acc"),
+    "Maze I": ("maze", "img"),
+    "Maze T": ("maze", "text"),
+    "Slid. I": ("sliding", "img"),
+    "Slid. T": ("sliding", "text"),
+    "Geo I": ("geometry", "img_acc"),
+    "Geo T": ("geometry", "text_acc"),
+    "Sci. R": ("science", "reasoning_acc"),
+    "Sci. T": ("science", "text_acc"),
+    "Sci. I": ("science", "img_acc"),
+    "C. T": ("code", "text_acc"),
+    "C. S": ("code", "shape_color_score"),
+    "C. P": ("code", "position_score"),
+}
+JUDGE_SCALED = {"shape_color_score", "position_score"}
+OUR_AVG = "Avg. (ours)"
+TASKS = ("jigsaw", "maze", "sliding", "geometry", "science", "code")
+
+
+def task_name(task: str) -> str:
+    """lmms-eval task name, e.g. `uni_mmmu_maze`."""
+    return f"uni_mmmu_{task}"
+
+
+def normalised(metric: str, value: Score) -> Score:
+    """A per-task metric on Table 2's 0-100 scale."""
+    if value is None:
+        return None
+    return value * (100.0 / JUDGE_SCALE_MAX if metric in JUDGE_SCALED else 100.0)
+
+
+def metric_keys(task: str) -> list[str]:
+    """Per-sample metric keys a task must report (`text_step_acc`, ... for Maze/Sliding)."""
+    keys = [metric for t, metric in COLUMNS.values() if t == task]
+    if task in STEP_TASKS:
+        return [f"{k}_{level}_acc" for k in keys for level in ("step", "sample")]
+    return keys
+
+
+def our_average(row: Mapping[str, Score]) -> Score:
+    """Our documented mean: the 14 columns (step-level for Maze/Sliding), only if all are present."""
+    values = [row.get(_step_key(col)) for col in COLUMNS]
+    if any(v is None for v in values):
+        return None
+    return sum(values) / len(values)
+
+
+def _step_key(column: str) -> str:
+    return f"{column} step" if COLUMNS[column][0] in STEP_TASKS else column
+
+
+def task_features(task: str, rows: Sequence[Mapping]) -> Features:
+    """Per-sample metrics of one task on the 0-100 scale (missing values count as 0)."""
+    return {key: normalised(key, field(rows, key, "zero")) for key in metric_keys(task)}
+
+
+def table2_row(means: TaskMeans) -> dict[str, Score]:
+    """Table 2 row: every column, Maze/Sliding as `<col> step` and `<col> sample`, plus `Avg. (ours)`."""
+    row: dict[str, Score] = {}
+    for column, (task, metric) in COLUMNS.items():
+        m = means.get(task_name(task), {})
+        if task in STEP_TASKS:
+            row[f"{column} step"] = m.get(f"{metric}_step_acc")
+            row[f"{column} sample"] = m.get(f"{metric}_sample_acc")
+        else:
+            row[column] = m.get(metric)
+    row[OUR_AVG] = our_average(row)
+    return row

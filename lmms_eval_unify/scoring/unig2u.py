@@ -1,0 +1,109 @@
+"""UniG2U-Bench roll-ups: per-category accuracy, sample-weighted overall, G2U gains (Eq. 5-6).
+
+Scores are accuracies in percent. Subtask names are the columns of the paper's Tables 11/12; the
+subtask sample sizes are the paper's (they reproduce all 294 category cells of Table 4).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import reduce
+
+import numpy as np
+
+from lmms_eval_unify.scoring.aggregate import Score, difference, weighted_mean
+from lmms_eval_unify.scoring.samples import Features, TaskMeans, field
+
+# category -> {subtask: paper sample size}; Table 4 column order.
+CATEGORY_SUBTASKS: dict[str, dict[str, int]] = {
+    "Real-world Apps": {"attn_focus": 100, "vsp_reason": 100},
+    "Geometry Reasoning": {"geometry": 100, "geometry_3d": 100},
+    "Physics Reasoning": {"light": 100, "mechanism": 100},
+    "Puzzles & Games": {
+        "mental_recon": 100, "mental_track": 100, "visual_track": 83, "maze": 100, "jigsaw": 100, "sliding": 54
+    },
+    "Chart & Table": {"chartqa": 100},
+    "Spatial Intelligence": {s: 100 for s in ("msr", "attr_meas", "attr_appr", "motion_cam", "motion_obj")},
+    "Perception Reasoning": {
+        **{s: 100 for s in ("icon_scene", "icon_shape", "in_scene", "in_shape", "logo_scene", "logo_shape")},
+        **{s: 100 for s in ("algorithmic", "analogical", "deductive", "inductive", "spatial")},
+        "fine_discrim": 163,
+    },
+}  # fmt: skip
+CATEGORY_SIZES: dict[str, int] = {c: sum(s.values()) for c, s in CATEGORY_SUBTASKS.items()}
+CATEGORIES = tuple(CATEGORY_SUBTASKS)
+SUBTASKS = tuple(s for subs in CATEGORY_SUBTASKS.values() for s in subs)
+OVERALL = "Overall"
+DELTA = "Δ"
+TABLE4_COLUMNS = (*CATEGORIES, OVERALL, DELTA)
+PROTOCOLS = ("direct", "gta")
+# GtA variants of Eq. 5 (task-name suffixes): one generated artifact, or a closed-loop agentic rollout.
+GTA_VARIANTS = ("_gta", "_gta_agentic")
+
+
+def task_name(subtask: str, suffix: str = "") -> str:
+    """lmms-eval task name, e.g. `unig2u_chartqa` (Direct) or `unig2u_chartqa_gta`."""
+    return f"unig2u_{subtask}{suffix}"
+
+
+# --- pure scoring functions ----------------------------------------------------------------------
+
+
+def category_scores(subtask_scores: Mapping[str, Score], sizes: Mapping[str, Mapping[str, float]]) -> dict:
+    """Per-category accuracy = sample-weighted mean of its subtasks (`None` if any subtask is missing)."""
+    return {cat: weighted_mean(subtask_scores, subs) for cat, subs in sizes.items()}
+
+
+def unig2u_overall(category: Mapping[str, Score], sizes: Mapping[str, float] = CATEGORY_SIZES) -> Score:
+    """Overall = sample-weighted mean over the seven categories (paper sizes 200,200,200,537,100,500,1263)."""
+    return weighted_mean(category, sizes)
+
+
+def g2u_gain(model: Mapping[str, Score], reference: Mapping[str, Score]) -> dict[str, Score]:
+    """Per-column gain `model - reference` (e.g. unified model minus its paired base VLM)."""
+    return {key: difference(value, reference.get(key)) for key, value in model.items()}
+
+
+def delta_direct(direct: Mapping[str, Score], base: Mapping[str, Score]) -> dict[str, Score]:
+    """Eq. 6: Δ_Direct = Perf_Direct(unified) - Perf(base VLM), per category and overall."""
+    return g2u_gain(direct, base)
+
+
+def delta_gta(gta: Mapping[str, Score], direct: Mapping[str, Score]) -> dict[str, Score]:
+    """Eq. 6: Δ_GtA = Perf_GtA(unified) - Perf_Direct(unified), per category and overall."""
+    return g2u_gain(gta, direct)
+
+
+def best_of_gta(variants: Sequence[Mapping[str, Score]]) -> dict[str, Score]:
+    """Eq. 5: Perf_GtA = max over GtA variants (one-shot, agentic), taken per dataset (column).
+
+    A variant that lacks a column does not compete for it.
+    """
+    best: dict[str, Score] = {}
+    for key in {k for v in variants for k in v}:
+        present = [v[key] for v in variants if v.get(key) is not None]
+        best[key] = reduce(np.maximum, present) if present else None
+    return best
+
+
+# --- per-sample records -> rows ------------------------------------------------------------------
+
+
+def task_features(rows: Sequence[Mapping]) -> Features:
+    """Per-sample accuracy in percent (`acc` in [0, 1]; a missing value or judge failure counts as 0)."""
+    return {"acc": 100.0 * field(rows, "acc", "zero")}
+
+
+def protocol_row(means: TaskMeans, suffix: str, sizes: Mapping[str, int] | None = None) -> dict[str, Score]:
+    """Table 4 row (7 categories + Overall) for one protocol's task suffix ('' = Direct).
+
+    `sizes` maps subtask -> number of samples actually scored; by default the paper's sizes.
+    Sample-weighting by the run's own counts equals the paper's weighting on the full benchmark.
+    """
+    subtask = {s: means.get(task_name(s, suffix), {}).get("acc") for s in SUBTASKS}
+    weights = {
+        c: {s: (sizes or {}).get(s, n) for s, n in subs.items()} for c, subs in CATEGORY_SUBTASKS.items()
+    }
+    row = category_scores(subtask, weights)
+    row[OVERALL] = unig2u_overall(row, {c: sum(w.values()) for c, w in weights.items()})
+    return row
