@@ -1,0 +1,1 @@
+"""Test helpers shipped with the package (local OpenAI-compatible server)."""
