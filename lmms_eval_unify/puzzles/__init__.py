@@ -1,0 +1,9 @@
+"""Procedural puzzles (Uni-MMMU maze and sliding): generators, renderers, parsers, scoring."""
+
+from lmms_eval_unify.puzzles.domain import PuzzleDomain
+from lmms_eval_unify.puzzles.maze import MazeDomain
+from lmms_eval_unify.puzzles.sliding import SlidingDomain
+
+DOMAINS: dict[str, PuzzleDomain] = {"maze": MazeDomain(), "sliding": SlidingDomain()}
+
+__all__ = ["DOMAINS", "MazeDomain", "PuzzleDomain", "SlidingDomain"]
