@@ -11,8 +11,8 @@ from lmms_eval_unify.judges.service import (
     judge,
     judge_many,
     judge_stats,
+    judge_summary,
     reset_judge_state,
-    summary_line,
 )
 from lmms_eval_unify.judges.templates import Template, get_template, load_templates
 
@@ -29,7 +29,7 @@ __all__ = [
     "judge",
     "judge_many",
     "judge_stats",
+    "judge_summary",
     "load_templates",
     "reset_judge_state",
-    "summary_line",
 ]

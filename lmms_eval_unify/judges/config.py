@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -14,6 +15,7 @@ ENV_API_KEY = "LMMS_EVAL_UNIFY_JUDGE_API_KEY"
 ENV_CACHE = "LMMS_EVAL_UNIFY_JUDGE_CACHE"
 ENV_CONCURRENCY = "LMMS_EVAL_UNIFY_JUDGE_CONCURRENCY"
 ENV_TIMEOUT = "LMMS_EVAL_UNIFY_JUDGE_TIMEOUT"
+ENV_EXTRA_BODY = "LMMS_EVAL_UNIFY_JUDGE_EXTRA_BODY"
 ENV_OUTPUT_DIR = "LMMS_EVAL_UNIFY_OUTPUT_DIR"
 FALLBACK_BASE_URL = "OPENAI_BASE_URL"
 FALLBACK_API_KEY = "OPENAI_API_KEY"
@@ -110,3 +112,14 @@ def resolve_concurrency(config: JudgeConfig) -> int:
 
 def resolve_timeout(config: JudgeConfig) -> float:
     return float(config.timeout_s or os.environ.get(ENV_TIMEOUT) or 300.0)
+
+
+def resolve_extra_body(config: JudgeConfig) -> dict[str, Any]:
+    """Extra request-body fields: the override, else the JSON object in ``$LMMS_EVAL_UNIFY_JUDGE_EXTRA_BODY``."""
+    if config.extra_body is not None:
+        return dict(config.extra_body)
+    raw = os.environ.get(ENV_EXTRA_BODY)
+    value = json.loads(raw) if raw else {}
+    if not isinstance(value, dict):
+        raise ValueError(f"{ENV_EXTRA_BODY} must hold a JSON object, got {raw!r}")
+    return value

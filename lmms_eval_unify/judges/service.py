@@ -20,6 +20,7 @@ from lmms_eval_unify.judges.config import (
     resolve_cache_path,
     resolve_concurrency,
     resolve_endpoint,
+    resolve_extra_body,
     resolve_timeout,
 )
 from lmms_eval_unify.judges.parsing import parse_reply
@@ -125,7 +126,7 @@ def reset_judge_state() -> None:
 def _decoding(template: Template, config: JudgeConfig) -> dict[str, Any]:
     temperature = config.temperature if config.temperature is not None else template.temperature
     max_tokens = config.max_tokens if config.max_tokens is not None else template.max_tokens
-    params: dict[str, Any] = dict(config.extra_body or {})
+    params = resolve_extra_body(config)
     if temperature is not None:
         params["temperature"] = temperature
     if max_tokens is not None:
@@ -253,15 +254,29 @@ def judge_many(
             bar.update(1)
         bar.close()
     done = [r for r in results if r is not None]
-    logger.info(summary_line(done, task))
+    counts = Counter(r.status for r in done)
+    batch = {
+        "judgements": len(done),
+        "requests": sum(len(r.replies) for r in done if not r.cached),
+        "cache_hits": sum(r.cached for r in done),
+        "failed": counts[FAILED],
+        "invalid": counts[INVALID],
+    }
+    logger.info(_summary(task or "batch", batch))
     return done
 
 
-def summary_line(results: Sequence[JudgeResult], task: str | None = None) -> str:
-    """One line with judgements, calls made, cache hits, failures and invalid replies."""
-    calls = sum(len(r.replies) for r in results if not r.cached)
-    counts = Counter(r.status for r in results)
+def _summary(label: str, counts: Mapping[str, int]) -> str:
     return (
-        f"judge {task or 'batch'}: {len(results)} judgements, {calls} calls made, "
-        f"{sum(r.cached for r in results)} cache hits, {counts[FAILED]} failed, {counts[INVALID]} invalid"
+        f"judge {label}: {counts.get('judgements', 0)} judgements, {counts.get('requests', 0)} calls made, "
+        f"{counts.get('cache_hits', 0)} cache hits, {counts.get('failed', 0)} failed, "
+        f"{counts.get('invalid', 0)} invalid"
     )
+
+
+def judge_summary(task: str | None = None) -> str:
+    """One line (calls made, cache hits, failures, invalid replies) for ``task``, or all labels summed."""
+    stats = judge_stats()
+    if task is not None:
+        return _summary(task, stats.get(task, {}))
+    return _summary("all", sum((Counter(c) for c in stats.values()), Counter()))

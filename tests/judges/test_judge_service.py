@@ -22,6 +22,7 @@ from lmms_eval_unify.judges import (
     judge,
     judge_many,
     judge_stats,
+    judge_summary,
     reset_judge_state,
 )
 from lmms_eval_unify.testing.openai_server import ChatRequest, Fault, OpenAICompatServer
@@ -80,6 +81,22 @@ def test_temperature_and_max_tokens_from_config(judge_env: Path, server: OpenAIC
     judge(TEXT_TEMPLATE, variables=text_item(VERDICT_1), config=config)
     (request,) = server.requests_to()
     assert request.body["temperature"] == 0.0 and request.body["max_tokens"] == 64
+
+
+def test_extra_body_from_env_and_override(
+    judge_env: Path, server: OpenAICompatServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("LMMS_EVAL_UNIFY_JUDGE_EXTRA_BODY", '{"reasoning": {"enabled": true}}')
+    judge(TEXT_TEMPLATE, variables=text_item(VERDICT_1), config=FAST_RETRIES | {"two_turn": False})
+    override = {"chat_template_kwargs": {"enable_thinking": True}}
+    judge(
+        TEXT_TEMPLATE,
+        variables=text_item(VERDICT_1),
+        config=FAST_RETRIES | {"two_turn": False, "extra_body": override},
+    )
+    first, second = server.requests_to()
+    assert first.body["reasoning"] == {"enabled": True} and "chat_template_kwargs" not in first.body
+    assert second.body["chat_template_kwargs"] == {"enable_thinking": True} and "reasoning" not in second.body
 
 
 def test_two_turn_uses_follow_up_and_second_reply(judge_env: Path, server: OpenAICompatServer) -> None:
@@ -154,6 +171,9 @@ def test_cache_hit_on_rerun_makes_zero_requests(judge_env: Path, server: OpenAIC
     assert all(r.cached for r in second)
     assert [r.fields for r in second] == [r.fields for r in first]
     assert judge_stats()["demo"]["cache_hits"] == 6
+    assert (
+        judge_summary("demo") == "judge demo: 6 judgements, 0 calls made, 6 cache hits, 0 failed, 0 invalid"
+    )
 
     changed = JudgeRequest(
         IMAGE_TEMPLATE, {"question": "c", "reference": VERDICT_1}, {"image": png_bytes((1, 2, 4))}
@@ -252,7 +272,9 @@ def test_api_key_never_written(judge_env: Path, server: OpenAICompatServer, tmp_
         logger.remove(sink)
     assert failing.status == FAILED
     (tmp_path / "results.json").write_text(json.dumps([r.to_dict() for r in [*results, failing]]))
-    assert "judge" in log_file.read_text()  # the summary line and retry warnings were logged
+    log = log_file.read_text()
+    assert "judge batch: 4 judgements, 8 calls made, 0 cache hits, 0 failed, 1 invalid" in log
+    assert "retry 1" in log
     written = [p for p in tmp_path.rglob("*") if p.is_file()]
     assert len(written) >= 3
     for path in written:
