@@ -22,20 +22,19 @@ _FALSE = {"0", "false", "no", "fail", "incorrect"}
 
 @dataclass(frozen=True)
 class FieldSpec:
-    """One output field: ``kind`` is 'binary', 'int' (with ``minimum``/``maximum``), 'enum' or 'text'."""
+    """One output field: ``kind`` is 'binary', 'int' (with ``minimum``/``maximum``) or 'text'."""
 
     name: str
     kind: str
     required: bool = True
     minimum: int | None = None
     maximum: int | None = None
-    choices: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
 
     @classmethod
     def from_dict(cls, name: str, spec: Mapping[str, Any]) -> FieldSpec:
         kind = spec["type"]
-        if kind not in ("binary", "int", "enum", "text"):
+        if kind not in ("binary", "int", "text"):
             raise ValueError(f"field {name}: unknown type {kind!r}")
         return cls(
             name=name,
@@ -43,7 +42,6 @@ class FieldSpec:
             required=bool(spec.get("required", True)),
             minimum=spec.get("min"),
             maximum=spec.get("max"),
-            choices=tuple(str(c) for c in spec.get("choices", ())),
             aliases=tuple(spec.get("aliases", ())),
         )
 
@@ -62,11 +60,6 @@ class FieldSpec:
             if token in _FALSE:
                 return 0
             raise ValueError(f"{self.name}: {value!r} is not a binary verdict")
-        if self.kind == "enum":
-            token = str(value).strip().strip('"').lower()
-            if token in self.choices:
-                return token
-            raise ValueError(f"{self.name}: {value!r} not in {self.choices}")
         number = _as_int(value)
         if (self.minimum is not None and number < self.minimum) or (
             self.maximum is not None and number > self.maximum
