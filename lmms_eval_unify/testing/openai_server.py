@@ -251,9 +251,10 @@ class OpenAICompatServer:
         """Record the request, then return the fault to apply or the route's reply."""
         with self._lock:
             self.requests.append((path, request))
-            fault = self._faults.popleft() if self._faults else None
         if self.api_key is not None and request.headers.get("authorization") != f"Bearer {self.api_key}":
             return Reply(401, {"error": {"message": "invalid api key", "type": "invalid_request_error"}})
+        with self._lock:
+            fault = self._faults.popleft() if self._faults else None
         if fault is not None and (fault.status != 200 or fault.garbage):
             return fault
         if fault is not None:
