@@ -1,0 +1,171 @@
+"""Configuration of the shared metric backbones: explicit arguments > env vars > task metadata > defaults."""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import torch
+
+ENV_PREFIX = "LMMS_EVAL_UNIFY_"
+RANDOM_WEIGHTS = "random"
+"""Sentinel for `MetricConfig.weights`: build the backbone with random weights (tests and benchmarks only)."""
+
+Variant = Literal["official", "standard"]
+VARIANTS: tuple[str, ...] = ("official", "standard")
+
+# family -> (default backbone, default weights); weights None means "resolve from env var / cache".
+DEFAULT_BACKBONES: dict[str, tuple[str, str | None]] = {
+    "clip_score": ("ViT-L-14-quickgelu", "openai"),  # MME-Unify TIE/TIG CLIP-I/CLIP-T and CLIPSIM
+    "clip_choice": ("ViT-B-32-quickgelu", "openai"),  # MME-Unify unify tasks (IEE/CSQ/AL/SD/VCoT)
+    "lpips": ("alex", None),
+    "dreamsim": ("ensemble", None),
+    "fid": ("inception_v3", None),
+    "fvd": ("resnet50", None),
+}
+# The textbook metrics use different feature networks than MME-Unify's official code.
+STANDARD_VARIANT_BACKBONES: dict[str, str] = {"fid": "tf_inception_v3", "fvd": "i3d"}
+FP32_FAMILIES = frozenset({"fid", "fvd"})
+
+
+class MissingWeightsError(FileNotFoundError):
+    """Raised when a backbone's weights are not available offline; never falls back to random weights."""
+
+    def __init__(self, backbone: str, looked_in: list[str], env_var: str, how_to_get: str) -> None:
+        self.backbone, self.looked_in, self.env_var = backbone, looked_in, env_var
+        super().__init__(
+            f"No weights for metric backbone {backbone!r}. Looked in: {', '.join(looked_in)}. "
+            f"Supply the file by setting {env_var}=/path/to/checkpoint (or MetricConfig(weights=...)). "
+            f"{how_to_get}"
+        )
+
+
+@dataclass(frozen=True)
+class MetricConfig:
+    """How one metric backbone is built and run. Frozen, so it keys the process-wide backbone registry."""
+
+    family: str
+    backbone: str
+    weights: str | None = None  # pretrained tag, local file/dir, RANDOM_WEIGHTS, or None (env var / cache)
+    device: str = "cpu"
+    dtype: str = "fp32"  # autocast dtype of the encoders: fp32 | bf16 | fp16
+    batch_size: int = 32
+    variant: Variant = "official"
+
+    def __post_init__(self) -> None:
+        if self.family not in DEFAULT_BACKBONES:
+            raise ValueError(
+                f"unknown metric family {self.family!r}; expected one of {sorted(DEFAULT_BACKBONES)}"
+            )
+        if self.variant not in VARIANTS:
+            raise ValueError(f"unknown metric variant {self.variant!r}; expected one of {VARIANTS}")
+        if self.dtype not in _AUTOCAST_DTYPES:
+            raise ValueError(f"unknown dtype {self.dtype!r}; expected one of {sorted(_AUTOCAST_DTYPES)}")
+        if self.batch_size < 1:
+            raise ValueError("batch_size must be >= 1")
+
+    @property
+    def random_weights(self) -> bool:
+        return self.weights == RANDOM_WEIGHTS
+
+    @property
+    def torch_device(self) -> torch.device:
+        return torch.device(self.device)
+
+
+_AUTOCAST_DTYPES = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
+
+
+def env_value(name: str) -> str | None:
+    """Value of `LMMS_EVAL_UNIFY_<name>`, or None when unset/empty."""
+    return os.environ.get(ENV_PREFIX + name) or None
+
+
+def default_device() -> str:
+    return "cuda" if torch.cuda.is_available() else "cpu"
+
+
+def resolve_config(family: str, metadata: Mapping[str, Any] | None = None, **explicit: Any) -> MetricConfig:
+    """Build the config of one metric family.
+
+    Precedence: explicit keyword arguments > env vars (`LMMS_EVAL_UNIFY_DEVICE`, `..._METRIC_DTYPE`,
+    `..._METRIC_BATCH_SIZE`, `..._METRIC_VARIANT`, `..._<FAMILY>_BACKBONE`) > task YAML metadata (a mapping
+    with the same field names) > defaults. Checkpoint files have their own per-backbone env vars (see
+    docs/metrics.md). The standard FID/FVD variants default to the textbook feature networks.
+    """
+    if family not in DEFAULT_BACKBONES:
+        raise ValueError(f"unknown metric family {family!r}; expected one of {sorted(DEFAULT_BACKBONES)}")
+    env = {
+        "device": env_value("DEVICE"),
+        "dtype": env_value("METRIC_DTYPE"),
+        "batch_size": env_value("METRIC_BATCH_SIZE"),
+        "variant": env_value("METRIC_VARIANT"),
+        "backbone": env_value(f"{family.upper()}_BACKBONE"),
+    }
+    fields = {f.name for f in dataclasses.fields(MetricConfig)} - {"family"}
+    unknown = set(explicit) - fields
+    if unknown:
+        raise TypeError(f"unknown MetricConfig fields: {sorted(unknown)}")
+    values: dict[str, Any] = {}
+    for layer in (metadata or {}, {k: v for k, v in env.items() if v is not None}, explicit):
+        values.update({k: v for k, v in layer.items() if k in fields and v is not None})
+    variant = values.get("variant", "official")
+    default_backbone, default_weights = DEFAULT_BACKBONES[family]
+    if variant == "standard":
+        default_backbone = STANDARD_VARIANT_BACKBONES.get(family, default_backbone)
+    device = values.get("device", "auto")
+    device = default_device() if device == "auto" else device
+    dtype = values.get("dtype", "auto")
+    if dtype == "auto":  # FID/FVD features stay fp32: bf16 features would shift the distances
+        dtype = "bf16" if torch.device(device).type == "cuda" and family not in FP32_FAMILIES else "fp32"
+    backbone = values.get("backbone", default_backbone)
+    weights = values.get("weights", default_weights if backbone == default_backbone else None)
+    return MetricConfig(
+        family=family,
+        backbone=backbone,
+        weights=weights,
+        device=device,
+        dtype=dtype,
+        batch_size=int(values.get("batch_size", 32)),
+        variant=variant,
+    )
+
+
+def as_config(family: str, config: MetricConfig | Mapping[str, Any] | None, **explicit: Any) -> MetricConfig:
+    """Accept a ready config, a metadata mapping or None, and return the resolved config of `family`."""
+    if isinstance(config, MetricConfig):
+        if config.family != family:
+            raise ValueError(f"config is for metric family {config.family!r}, expected {family!r}")
+        return dataclasses.replace(config, **explicit) if explicit else config
+    return resolve_config(family, config, **explicit)
+
+
+@contextlib.contextmanager
+def encoder_autocast(config: MetricConfig) -> Iterator[None]:
+    """Inference mode plus autocast to `config.dtype` for the encoder forward passes (no-op for fp32)."""
+    dtype = _AUTOCAST_DTYPES[config.dtype]
+    with (
+        torch.inference_mode(),
+        torch.autocast(config.torch_device.type, dtype=dtype, enabled=dtype is not None),
+    ):
+        yield
+
+
+def find_weights_file(config: MetricConfig, env_name: str, default_paths: list[str], how_to_get: str) -> str:
+    """Return the first existing checkpoint among config.weights, `LMMS_EVAL_UNIFY_<env_name>` and defaults."""
+    env_var = ENV_PREFIX + env_name
+    candidates = [config.weights] if config.weights else [os.environ.get(env_var) or f"${env_var} (unset)"]
+    candidates += default_paths
+    for path in candidates:
+        if path and os.path.exists(path):
+            return path
+    raise MissingWeightsError(config.backbone, candidates, env_var, how_to_get)
+
+
+def torch_hub_checkpoint(filename: str) -> str:
+    """Where torch.hub / torchvision cache a downloaded checkpoint (`$TORCH_HOME/hub/checkpoints`)."""
+    return os.path.join(torch.hub.get_dir(), "checkpoints", filename)

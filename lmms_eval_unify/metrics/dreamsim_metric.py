@@ -1,0 +1,182 @@
+"""DreamSim distance (dreamsim 0.2.1 ensemble by default) and Uni-MMMU's jigsaw image score."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from dreamsim.config import dreamsim_args
+from dreamsim.model import PerceptualModel
+from peft import LoraConfig, PeftModel, get_peft_model
+from torchvision.transforms import InterpolationMode
+
+from lmms_eval_unify.metrics.config import ENV_PREFIX, MetricConfig, MissingWeightsError, as_config, env_value
+from lmms_eval_unify.metrics.encoders import ImageEncoder
+from lmms_eval_unify.metrics.images import ImageInput, ImageTransform
+from lmms_eval_unify.metrics.registry import get_backbone
+
+ConfigLike = MetricConfig | Mapping[str, Any] | None
+DREAMSIM_IMAGE_SIZE = 224
+JIGSAW_PENALTY_DISTANCE = 1.0
+_ENV_NAME = "DREAMSIM_DIR"
+# "clip_vitl14" reads its architecture from the checkpoint's kwargs, so tests build it from a tiny file.
+_EXTRA_TYPES = {
+    "clip_vitl14": {"feat_type": "embedding", "model_type": "clip_vitl14", "stride": "14", "lora": True}
+}
+_BACKBONE_FILES = {
+    "dino_vitb16": [
+        "dino_vitb16_pretrain.pth",
+        "facebookresearch_dino_main/hubconf.py",
+        "checkpoints/dino_vitbase16_pretrain.pth",
+    ],
+    "dinov2_vitb14": ["dinov2_vitb14_pretrain.pth", "facebookresearch_dinov2_main/hubconf.py"],
+    "clip_vitb16": ["clip_vitb16_pretrain.pth.tar"],
+    "clip_vitb32": ["clip_vitb32_pretrain.pth.tar"],
+    "clip_vitl14": ["clipl14_as_dino_vitl.pth.tar"],
+    "open_clip_vitb16": ["open_clip_vitb16_pretrain.pth.tar"],
+    "open_clip_vitb32": ["open_clip_vitb32_pretrain.pth.tar"],
+    "synclr_vitb16": ["synclr_vit_b_16.pth"],
+}
+
+
+def _model_settings(dreamsim_type: str) -> dict[str, Any]:
+    settings = dreamsim_args["model_config"].get(dreamsim_type) or _EXTRA_TYPES.get(dreamsim_type)
+    if settings is None:
+        known = sorted([*dreamsim_args["model_config"], *_EXTRA_TYPES])
+        raise ValueError(f"unknown DreamSim type {dreamsim_type!r}; expected one of {known}")
+    return settings
+
+
+def _lora_dir_name(dreamsim_type: str, model_types: list[str]) -> str:
+    """Adapter folder naming of dreamsim.dreamsim(): ensemble_lora, <model>_patch_lora or <model>_single_lora."""
+    if dreamsim_type == "ensemble":
+        return "ensemble_lora"
+    return f"{model_types[0]}_{'patch' if dreamsim_type.endswith('_patch') else 'single'}_lora"
+
+
+def _weights_dir(config: MetricConfig, required: list[str]) -> str:
+    candidates = [config.weights] if config.weights else []
+    candidates += [env_value(_ENV_NAME) or f"${ENV_PREFIX}{_ENV_NAME} (unset)"]
+    candidates += [os.path.join(os.path.expanduser("~"), ".cache", "dreamsim")]
+    for directory in candidates:
+        if all(os.path.exists(os.path.join(directory, name)) for name in required):
+            return directory
+    raise MissingWeightsError(
+        f"dreamsim:{config.backbone}",
+        [f"{c} (needs {', '.join(required)})" for c in candidates],
+        ENV_PREFIX + _ENV_NAME,
+        "Unzip the dreamsim release checkpoint (github.com/ssundaram21/dreamsim/releases, "
+        f"dreamsim_{config.backbone}_checkpoint.zip) into that directory; DINO types also need torch.hub's "
+        "facebookresearch_dino_main repo and checkpoints/dino_vitbase16_pretrain.pth there.",
+    )
+
+
+@contextlib.contextmanager
+def preserved_torch_hub_dir() -> Iterator[None]:
+    """DreamSim calls torch.hub.set_dir() globally; restore the previous hub dir for the rest of the process."""
+    previous = torch.hub.get_dir()
+    try:
+        yield
+    finally:
+        torch.hub.set_dir(previous)
+
+
+def load_dreamsim(config: MetricConfig) -> ImageEncoder:
+    """Build DreamSim exactly as `dreamsim.dreamsim(pretrained=True)` does, from local files only."""
+    settings = _model_settings(config.backbone)
+    model_types = settings["model_type"].split(",")
+    lora_dir = _lora_dir_name(config.backbone, model_types)
+    required = [f"{lora_dir}/adapter_config.json"] + [
+        f for m in model_types for f in _BACKBONE_FILES.get(m, [])
+    ]
+    directory = _weights_dir(config, required)
+    device = str(config.torch_device)
+    with preserved_torch_hub_dir():
+        model = PerceptualModel(**settings, device=device, load_dir=directory, normalize_embeds=True)
+    with open(os.path.join(directory, lora_dir, "adapter_config.json")) as f:
+        adapter = json.load(f)
+    lora = LoraConfig(
+        **{k: adapter[k] for k in ("r", "lora_alpha", "lora_dropout", "bias", "target_modules")}
+    )
+    model = get_peft_model(model, lora)
+    model = PeftModel.from_pretrained(model.base_model.model, os.path.join(directory, lora_dir)).to(device)
+    model.eval().requires_grad_(False)
+    transform = ImageTransform(
+        size=DREAMSIM_IMAGE_SIZE, resize_mode="squash", interpolation=InterpolationMode.BICUBIC
+    )
+
+    def embed(batch: torch.Tensor) -> torch.Tensor:
+        return model.embed(batch.clamp(0.0, 1.0))
+
+    return ImageEncoder(config, transform, embed)
+
+
+def dreamsim_distance(
+    images_a: Sequence[ImageInput], images_b: Sequence[ImageInput], config: ConfigLike = None
+) -> torch.Tensor:
+    """DreamSim distance 1 - cos(embeddings) per pair, float64 [N]; embeddings are cached by content hash."""
+    if len(images_a) != len(images_b):
+        raise ValueError("dreamsim_distance needs the same number of images on both sides")
+    encoder = get_backbone(as_config("dreamsim", config), load_dreamsim)
+    embeddings = torch.nn.functional.normalize(encoder.embed([*images_a, *images_b]).double(), dim=-1)
+    return 1.0 - (embeddings[: len(images_a)] * embeddings[len(images_a) :]).sum(dim=-1)
+
+
+@dataclass(frozen=True)
+class JigsawImageScore:
+    """Uni-MMMU jigsaw image metric: `score` = 1 - mean(per-item distance); penalised items count 1.0."""
+
+    score: float
+    distances: tuple[float, ...]
+    penalised: tuple[bool, ...]
+
+
+def jigsaw_dreamsim_score(
+    generated: Sequence[Sequence[ImageInput] | None],
+    references: Sequence[tuple[ImageInput, ImageInput]],
+    config: ConfigLike = None,
+) -> JigsawImageScore:
+    """Per item: exactly two generated images, compared with the two reference completions; distance
+    (d0 + d1) / 2. A wrong image count or an unreadable image gives the penalty distance 1.0."""
+    if len(generated) != len(references):
+        raise ValueError("jigsaw_dreamsim_score needs one reference pair per item")
+    get_backbone(
+        as_config("dreamsim", config), load_dreamsim
+    )  # a missing checkpoint must raise, not penalise
+    valid = [i for i, images in enumerate(generated) if images is not None and len(images) == 2]
+    distances: list[float | None] = [None] * len(generated)
+    try:
+        batch = _jigsaw_distances([generated[i] for i in valid], [references[i] for i in valid], config)
+    except (OSError, RuntimeError, ValueError):  # an unreadable image: isolate it item by item
+        batch = [_jigsaw_item_distance(generated[i], references[i], config) for i in valid]
+    for i, distance in zip(valid, batch, strict=True):
+        distances[i] = distance
+    final = [JIGSAW_PENALTY_DISTANCE if d is None else d for d in distances]
+    score = 1.0 - sum(final) / len(final) if final else float("nan")
+    return JigsawImageScore(score, tuple(final), tuple(d is None for d in distances))
+
+
+def _jigsaw_distances(
+    generated: Sequence[Sequence[ImageInput]],
+    references: Sequence[tuple[ImageInput, ImageInput]],
+    config: ConfigLike,
+) -> list[float]:
+    if not generated:
+        return []
+    flat_generated = [image for images in generated for image in images]
+    flat_references = [image for pair in references for image in pair]
+    return dreamsim_distance(flat_generated, flat_references, config).view(-1, 2).mean(dim=1).tolist()
+
+
+def _jigsaw_item_distance(
+    generated: Sequence[ImageInput], reference: tuple[ImageInput, ImageInput], config: ConfigLike
+) -> float | None:
+    try:
+        return _jigsaw_distances([generated], [reference], config)[0]
+    except (OSError, RuntimeError, ValueError):
+        return None

@@ -1,0 +1,97 @@
+"""Batched, cached embedding of images (and texts) by any backbone: the one place encoders are run."""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+
+import torch
+
+from lmms_eval_unify.metrics.config import MetricConfig, encoder_autocast
+from lmms_eval_unify.metrics.images import (
+    ImageInput,
+    ImageTransform,
+    decode_items,
+    group_by_shape,
+    image_item,
+)
+
+MAX_CACHED_EMBEDDINGS = 200_000
+
+
+class EmbeddingCache:
+    """Thread-safe LRU map content-key -> fp32 CPU embedding, filled in batches."""
+
+    def __init__(self, max_entries: int = MAX_CACHED_EMBEDDINGS) -> None:
+        self._entries: OrderedDict[str, torch.Tensor] = OrderedDict()
+        self._lock = threading.Lock()
+        self.max_entries = max_entries
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def get_or_compute(
+        self, keys: Sequence[str], compute: Callable[[list[int]], torch.Tensor]
+    ) -> torch.Tensor:
+        """Embeddings [N, D] for `keys`; `compute(indices)` embeds the first occurrence of each missing key."""
+        with self._lock:
+            found = {k: self._entries[k] for k in keys if k in self._entries}
+            for k in found:
+                self._entries.move_to_end(k)
+        first_missing: dict[str, int] = {}
+        for i, key in enumerate(keys):
+            if key not in found:
+                first_missing.setdefault(key, i)
+        if first_missing:
+            computed = compute(list(first_missing.values()))
+            fresh = dict(zip(first_missing, computed.float().cpu(), strict=True))
+            found.update(fresh)
+            with self._lock:
+                self._entries.update(fresh)
+                while len(self._entries) > self.max_entries:
+                    self._entries.popitem(last=False)
+        return torch.stack([found[k] for k in keys])
+
+
+class ImageEncoder:
+    """Runs `forward` on batches of transformed images with caching by content hash.
+
+    The forward lock makes one backbone safe to share between lmms-eval's `process_results` threads (some
+    backbones, e.g. DreamSim's ViT extractor, keep per-call state in hooks).
+    """
+
+    def __init__(
+        self, config: MetricConfig, transform: ImageTransform, forward: Callable[[torch.Tensor], torch.Tensor]
+    ) -> None:
+        self.config = config
+        self.transform = transform
+        self.forward = forward
+        self.cache = EmbeddingCache()
+        self.forward_lock = threading.Lock()
+
+    def embed(self, images: Sequence[ImageInput]) -> torch.Tensor:
+        """fp32 CPU features [N, D] of the images, in input order."""
+        items = [image_item(image) for image in images]
+
+        def compute(indices: list[int]) -> torch.Tensor:
+            pixels = decode_items([items[i] for i in indices], self.config.torch_device)
+            return self.embed_pixels(pixels)
+
+        return self.cache.get_or_compute([item.key for item in items], compute)
+
+    def embed_pixels(self, pixels: Sequence[torch.Tensor]) -> torch.Tensor:
+        """Features of decoded uint8 [3,H,W] images (no caching): transform per shape, forward per batch."""
+        prepared: list[torch.Tensor] = [torch.empty(0)] * len(pixels)
+        for indices, batch in group_by_shape(pixels):
+            for i, tensor in zip(indices, self.transform(batch), strict=True):
+                prepared[i] = tensor
+        features: list[torch.Tensor] = [torch.empty(0)] * len(pixels)
+        for indices, batch in group_by_shape(prepared):
+            for start in range(0, len(indices), self.config.batch_size):
+                chunk = indices[start : start + self.config.batch_size]
+                with self.forward_lock, encoder_autocast(self.config):
+                    out = self.forward(batch[start : start + len(chunk)])
+                for i, row in zip(chunk, out.float(), strict=True):
+                    features[i] = row
+        return torch.stack(features)

@@ -1,0 +1,141 @@
+"""Image inputs: content hashing, batched decoding (on the GPU for JPEG when possible) and tensor transforms."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import os
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torchvision.transforms.v2.functional as TF
+from PIL import Image
+from torchvision.io import ImageReadMode, decode_image, decode_jpeg
+from torchvision.transforms import InterpolationMode
+
+ImageInput = Image.Image | str | os.PathLike | torch.Tensor
+"""A PIL image, an image file path, or a uint8 tensor shaped [C, H, W] (C in 1, 3, 4)."""
+
+IMAGENET_MEAN = (0.485, 0.456, 0.406)
+IMAGENET_STD = (0.229, 0.224, 0.225)
+_JPEG_MAGIC = b"\xff\xd8"
+
+
+@dataclass(frozen=True)
+class ImageItem:
+    """One input image: its content hash and either its encoded file bytes or its decoded uint8 pixels."""
+
+    key: str
+    encoded: bytes | None = None
+    pixels: torch.Tensor | None = None
+
+
+def _digest(*parts: bytes) -> str:
+    h = hashlib.blake2b(digest_size=16)
+    for part in parts:
+        h.update(part)
+    return h.hexdigest()
+
+
+def _rgb_uint8(tensor: torch.Tensor) -> torch.Tensor:
+    if tensor.dtype != torch.uint8 or tensor.ndim != 3 or tensor.shape[0] not in (1, 3, 4):
+        raise ValueError(
+            f"expected a uint8 tensor [C,H,W] with C in (1,3,4), got {tensor.dtype} {tuple(tensor.shape)}"
+        )
+    if tensor.shape[0] == 1:
+        return tensor.expand(3, -1, -1)
+    return tensor[:3]
+
+
+def image_item(image: ImageInput) -> ImageItem:
+    """Hash one input by content (file bytes, PIL pixels or tensor pixels) without decoding files."""
+    if isinstance(image, str | os.PathLike):
+        with open(image, "rb") as f:
+            data = f.read()
+        return ImageItem(key="file:" + _digest(data), encoded=data)
+    if isinstance(image, Image.Image):
+        pixels = torch.from_numpy(_pil_to_array(image)).permute(2, 0, 1)
+    elif isinstance(image, torch.Tensor):
+        pixels = _rgb_uint8(image)
+    else:
+        raise TypeError(
+            f"unsupported image input {type(image).__name__}; expected PIL image, path or uint8 tensor"
+        )
+    pixels = pixels.contiguous()
+    cpu = pixels.cpu()
+    return ImageItem(
+        key="px:" + _digest(str(tuple(cpu.shape)).encode(), cpu.numpy().tobytes()), pixels=pixels
+    )
+
+
+def _pil_to_array(image: Image.Image) -> np.ndarray:
+    return np.asarray(image.convert("RGB"), dtype=np.uint8).copy()
+
+
+def _decode_on_cpu(data: bytes) -> torch.Tensor:
+    try:
+        return decode_image(torch.frombuffer(bytearray(data), dtype=torch.uint8), mode=ImageReadMode.RGB)
+    except RuntimeError:  # formats torchvision cannot decode (e.g. BMP, TIFF) go through PIL
+        return torch.from_numpy(_pil_to_array(Image.open(io.BytesIO(data)))).permute(2, 0, 1)
+
+
+def decode_items(items: Sequence[ImageItem], device: torch.device) -> list[torch.Tensor]:
+    """Decode items to uint8 [3,H,W] tensors on `device`; JPEG files are decoded on the GPU in one call on CUDA."""
+    out: list[torch.Tensor | None] = [None] * len(items)
+    gpu_jpeg = [
+        i
+        for i, it in enumerate(items)
+        if device.type == "cuda" and it.encoded and it.encoded[:2] == _JPEG_MAGIC
+    ]
+    if gpu_jpeg:
+        data = [torch.frombuffer(bytearray(items[i].encoded), dtype=torch.uint8) for i in gpu_jpeg]
+        for i, pixels in zip(gpu_jpeg, decode_jpeg(data, mode=ImageReadMode.RGB, device=device), strict=True):
+            out[i] = pixels
+    for i, item in enumerate(items):
+        if out[i] is None:
+            pixels = item.pixels if item.pixels is not None else _decode_on_cpu(item.encoded)
+            out[i] = pixels.to(device, non_blocking=True)
+    return out  # type: ignore[return-value]
+
+
+def group_by_shape(images: Sequence[torch.Tensor]) -> list[tuple[list[int], torch.Tensor]]:
+    """Stack same-shaped tensors so that transforms run once per shape: [(indices, batch)]."""
+    groups: dict[tuple[int, ...], list[int]] = defaultdict(list)
+    for i, image in enumerate(images):
+        groups[tuple(image.shape)].append(i)
+    return [(idx, torch.stack([images[i] for i in idx])) for idx in groups.values()]
+
+
+@dataclass(frozen=True)
+class ImageTransform:
+    """Batched uint8 -> model-input transform.
+
+    `resize_mode`: "shortest_crop" (resize the short side to `size`, centre-crop; CLIP eval transform),
+    "squash" (resize to size x size, aspect not kept) or "none". The result is float in [0,1], then
+    normalised by mean/std when given.
+    """
+
+    size: int
+    resize_mode: str = "squash"
+    interpolation: InterpolationMode = InterpolationMode.BICUBIC
+    antialias: bool = True
+    mean: tuple[float, float, float] | None = None
+    std: tuple[float, float, float] | None = None
+
+    def __call__(self, batch: torch.Tensor) -> torch.Tensor:
+        if self.resize_mode == "shortest_crop":
+            batch = TF.resize(batch, [self.size], interpolation=self.interpolation, antialias=self.antialias)
+            batch = TF.center_crop(batch, [self.size, self.size])
+        elif self.resize_mode == "squash":
+            batch = TF.resize(
+                batch, [self.size, self.size], interpolation=self.interpolation, antialias=self.antialias
+            )
+        elif self.resize_mode != "none":
+            raise ValueError(f"unknown resize_mode {self.resize_mode!r}")
+        batch = batch.float() / 255.0 if batch.dtype == torch.uint8 else batch.float()
+        if self.mean is not None:
+            batch = TF.normalize(batch, list(self.mean), list(self.std))
+        return batch

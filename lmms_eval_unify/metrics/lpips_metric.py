@@ -1,0 +1,110 @@
+"""LPIPS distance (lpips package, AlexNet by default) with MME-Unify's `official` and the `standard` input scaling."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import lpips
+import torch
+import torch.nn.functional as F
+import torchvision
+
+from lmms_eval_unify.metrics.config import (
+    MetricConfig,
+    Variant,
+    as_config,
+    encoder_autocast,
+    find_weights_file,
+    torch_hub_checkpoint,
+)
+from lmms_eval_unify.metrics.images import ImageInput, decode_items, group_by_shape, image_item
+from lmms_eval_unify.metrics.registry import get_backbone
+
+# backbone -> (torchvision constructor, env var name, torchvision cache file name)
+_TRUNKS = {
+    "alex": (torchvision.models.alexnet, "ALEXNET_CKPT", "alexnet-owt-7be5be79.pth"),
+    "vgg": (torchvision.models.vgg16, "VGG16_CKPT", "vgg16-397923af.pth"),
+}
+
+
+@dataclass
+class LpipsBackbone:
+    model: lpips.LPIPS
+    lock: threading.Lock
+    config: MetricConfig
+
+
+def _load_trunk_weights(model: lpips.LPIPS, config: MetricConfig) -> None:
+    build, env_name, filename = _TRUNKS[config.backbone]
+    path = find_weights_file(
+        config,
+        env_name,
+        [torch_hub_checkpoint(filename)],
+        f"It is torchvision's ImageNet {config.backbone} checkpoint ({filename}, download.pytorch.org/models/).",
+    )
+    trunk = build()
+    trunk.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
+    # lpips splits `trunk.features` into slices whose children are named by their index in `features`.
+    for slice_index in range(1, model.net.N_slices + 1):
+        for name, layer in getattr(model.net, f"slice{slice_index}").named_children():
+            layer.load_state_dict(trunk.features[int(name)].state_dict())
+
+
+def load_lpips(config: MetricConfig) -> LpipsBackbone:
+    """LPIPS with the packaged linear heads; the trunk comes from a local torchvision checkpoint."""
+    if config.backbone not in _TRUNKS:
+        raise ValueError(f"unsupported LPIPS backbone {config.backbone!r}; expected one of {sorted(_TRUNKS)}")
+    model = lpips.LPIPS(net=config.backbone, pnet_rand=True, verbose=False)
+    if not config.random_weights:
+        _load_trunk_weights(model, config)
+    return LpipsBackbone(model.eval().requires_grad_(False).to(config.torch_device), threading.Lock(), config)
+
+
+def resize_pair_to_common_size(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """MME-Unify's pair rule: float [0,1] images of different shapes are bilinearly resized to (min H, min W)."""
+    a, b = a.float() / 255.0, b.float() / 255.0
+    if a.shape == b.shape:
+        return a, b
+    size = (min(a.shape[-2], b.shape[-2]), min(a.shape[-1], b.shape[-1]))
+
+    def resize(x: torch.Tensor) -> torch.Tensor:
+        return F.interpolate(x[None], size=size, mode="bilinear", align_corners=False)[0]
+
+    return resize(a), resize(b)
+
+
+def lpips_distance(
+    images_a: Sequence[ImageInput],
+    images_b: Sequence[ImageInput],
+    *,
+    variant: Variant | None = None,
+    config: MetricConfig | Mapping[str, Any] | None = None,
+) -> torch.Tensor:
+    """LPIPS per pair, float64 [N].
+
+    `official` (MME-Unify FIR): [0,1] tensors are fed without the [-1,1] rescaling LPIPS expects.
+    `standard`: inputs rescaled to [-1,1] (`normalize=True`). Both resize mismatched pairs to (min H, min W).
+    """
+    if len(images_a) != len(images_b):
+        raise ValueError("lpips_distance needs the same number of images on both sides")
+    backbone = get_backbone(as_config("lpips", config), load_lpips)
+    variant = variant or backbone.config.variant
+    device = backbone.config.torch_device
+    pixels = decode_items([image_item(image) for image in [*images_a, *images_b]], device)
+    pairs = [
+        resize_pair_to_common_size(a, b)
+        for a, b in zip(pixels[: len(images_a)], pixels[len(images_a) :], strict=True)
+    ]
+    stacked = [torch.stack(pair) for pair in pairs]  # [2, 3, H, W] per pair, grouped by shape below
+    distances = torch.empty(len(pairs), dtype=torch.float64)
+    batch_size = backbone.config.batch_size
+    for indices, group in group_by_shape(stacked):
+        for start in range(0, len(indices), batch_size):
+            chunk = group[start : start + batch_size]
+            with backbone.lock, encoder_autocast(backbone.config):
+                out = backbone.model(chunk[:, 0], chunk[:, 1], normalize=variant == "standard")
+            distances[indices[start : start + batch_size]] = out.flatten().double().cpu()
+    return distances
