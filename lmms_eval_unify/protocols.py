@@ -167,7 +167,7 @@ def _visual_chain(run: ProtocolRun, final_answer: bool) -> UnifiedOutput:
     if not final_answer:
         return UnifiedOutput("visual_cot_steps", text=steps[-1].text if steps else "", images=images, steps=steps)
     final_prompt = str(options.get("final_prompt", "Now give your final answer."))
-    text = run.understand(history_images, f"{transcript}\n\n{final_prompt}", Phase("final", len(steps)))
+    text = run.understand(history_images, f"{transcript}\n\n{final_prompt}", Phase("final", len(images)))
     return UnifiedOutput("image_sequence_then_answer", text=text, images=images, steps=steps)
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import datasets
 from PIL import Image
 
-from lmms_eval_unify.puzzles.domain import PuzzleDomain
+from lmms_eval_unify.puzzles.domain import PuzzleDomain, moves_from_field, random_walk_expectation, read_state
 from lmms_eval_unify.puzzles.maze import MazeDomain, generate_maze
 from lmms_eval_unify.puzzles.sliding import SOLVED, SlidingDomain, generate_sliding
 
@@ -62,3 +62,16 @@ def write_uni_mmmu_puzzles(out_dir: str | Path, n_maze: int, n_sliding: int, see
             root / "sliding" / "test.parquet",
         ),
     ]
+
+
+def random_baseline_expectation(domain: PuzzleDomain, parquet_path: str | Path) -> dict[str, float]:
+    """Analytic expected scores of ``unify_random`` on a generated or prepared set (mean over its items)."""
+    rows = datasets.Dataset.from_parquet(str(parquet_path))
+    totals: dict[str, float] = {}
+    for row in rows:
+        start = read_state(domain, row["initial_image"].convert("RGB"))
+        if start is None:
+            raise ValueError(f"{parquet_path}: item {row.get('id')} has an unreadable initial board")
+        for key, value in random_walk_expectation(domain, start, moves_from_field(row[domain.answer_field])).items():
+            totals[key] = totals.get(key, 0.0) + value
+    return {key: value / len(rows) for key, value in totals.items()}

@@ -1,0 +1,122 @@
+"""``lmms-eval-unify``: data generation, the offline demo, task listing and leaderboards."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from lmms_eval_unify.plugin import tasks_path
+
+DEMO_MODELS = ("unify_oracle", "unify_random")
+DEMO_TASKS = {"uni_mmmu_maze": "maze", "uni_mmmu_sliding": "sliding"}
+PUZZLE_METRICS = ("text_sample_acc", "text_step_acc", "img_sample_acc", "img_step_acc")
+
+
+def _cmd_tasks_path(args: argparse.Namespace) -> int:
+    print(tasks_path())
+    return 0
+
+
+def _cmd_tasks(args: argparse.Namespace) -> int:
+    from lmms_eval.tasks import TaskManager
+
+    manager = TaskManager("WARNING", include_path=str(tasks_path()), include_defaults=False)
+    for name in manager.all_tasks:
+        kind = manager.task_index[name]["type"]
+        print(f"{name}\t{'group' if kind == 'group' else 'task'}")
+    return 0
+
+
+def _cmd_data_generate(args: argparse.Namespace) -> int:
+    from lmms_eval_unify.puzzles.dataset import write_uni_mmmu_puzzles
+
+    for path in write_uni_mmmu_puzzles(args.out, args.n_maze, args.n_sliding, args.seed):
+        print(path)
+    print(f"use it with: export LMMS_EVAL_UNIFY_DATA_DIR={Path(args.out).resolve()}")
+    return 0
+
+
+def run_lmms_eval(model: str, tasks: str, output_path: Path, data_dir: Path, extra: list[str] = ()) -> Path:
+    """Run the real ``lmms-eval`` CLI in a subprocess and return its results JSON."""
+    env = {**os.environ, "LMMS_EVAL_UNIFY_DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    command = [sys.executable, "-m", "lmms_eval", "--model", model, "--tasks", tasks]
+    command += ["--output_path", str(output_path), "--log_samples", "--verbosity", "WARNING", *extra]
+    subprocess.run(command, env=env, check=True)
+    results = sorted(output_path.rglob("*_results.json"), key=lambda p: p.stat().st_mtime)
+    if not results:
+        raise FileNotFoundError(f"lmms-eval wrote no results JSON under {output_path}")
+    return results[-1]
+
+
+def _cmd_demo(args: argparse.Namespace) -> int:
+    from lmms_eval_unify.puzzles import DOMAINS
+    from lmms_eval_unify.puzzles.dataset import random_baseline_expectation, write_uni_mmmu_puzzles
+
+    out = Path(args.out).resolve()
+    data_dir = out / "data"
+    write_uni_mmmu_puzzles(data_dir, args.n, args.n, args.seed)
+    rows = []
+    for model in args.models.split(","):
+        started = time.perf_counter()
+        results_file = run_lmms_eval(model, ",".join(DEMO_TASKS), out / "runs" / model, data_dir)
+        wall = time.perf_counter() - started
+        results = json.loads(results_file.read_text())["results"]
+        for task in DEMO_TASKS:
+            values = [results[task][f"{metric},none"] for metric in PUZZLE_METRICS]
+            rows.append((model, task, values, results[task]["invalid_outputs,none"], wall))
+    for task, domain in DEMO_TASKS.items():
+        expected = random_baseline_expectation(DOMAINS[domain], data_dir / "uni_mmmu" / domain / "test.parquet")
+        rows.append(("random (analytic)", task, [expected[m] for m in PUZZLE_METRICS], "", None))
+    print("\n| model | task | " + " | ".join(PUZZLE_METRICS) + " | invalid | wall s |")
+    print("|---|---|" + "---:|" * (len(PUZZLE_METRICS) + 2))
+    for model, task, values, invalid, wall in rows:
+        cells = " | ".join(f"{100 * v:.1f}" if isinstance(v, float) else str(v) for v in values)
+        print(f"| {model} | {task} | {cells} | {invalid} | {'' if wall is None else f'{wall:.0f}'} |")
+    print(f"\nscores are percentages; outputs and images under {out}")
+    return 0
+
+
+def _cmd_leaderboard(argv: list[str]) -> int:
+    from lmms_eval_unify.scoring.leaderboard import main as leaderboard_main
+
+    return leaderboard_main(argv)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="lmms-eval-unify", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    commands.add_parser("tasks-path", help="print the folder of our task YAMLs (for --include_path)")
+    commands.add_parser("tasks", help="list the tasks and groups this plugin defines")
+    data = commands.add_parser("data", help="dataset tools").add_subparsers(dest="data_command", required=True)
+    generate = data.add_parser("generate", help="write the offline Uni-MMMU maze/sliding sets")
+    generate.add_argument("--out", required=True, help="data folder (then set LMMS_EVAL_UNIFY_DATA_DIR to it)")
+    generate.add_argument("--n-maze", type=int, default=100)
+    generate.add_argument("--n-sliding", type=int, default=100)
+    generate.add_argument("--seed", type=int, default=0)
+    demo = commands.add_parser("demo", help="offline end-to-end run: generated data, real lmms-eval, baselines")
+    demo.add_argument("--out", default="out/demo")
+    demo.add_argument("--n", type=int, default=30, help="items per task")
+    demo.add_argument("--seed", type=int, default=0)
+    demo.add_argument("--models", default=",".join(DEMO_MODELS))
+    commands.add_parser("leaderboard", help="rebuild the papers' tables from saved runs", add_help=False)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "leaderboard":
+        return _cmd_leaderboard(argv[1:])
+    args = build_parser().parse_args(argv)
+    handlers = {"tasks-path": _cmd_tasks_path, "tasks": _cmd_tasks, "demo": _cmd_demo}
+    if args.command == "data":
+        return _cmd_data_generate(args)
+    return handlers[args.command](args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
