@@ -1,0 +1,29 @@
+from PIL import Image
+
+from lmms_eval_unify.media import MediaStore, resolve_output_root
+from lmms_eval_unify.record import OUTPUT_DIR_ENV, UnifiedOutput
+
+
+def test_output_root_precedence(tmp_path, monkeypatch):
+    monkeypatch.delenv(OUTPUT_DIR_ENV, raising=False)
+    argv = ["--model", "m", "--output_path", str(tmp_path / "run")]
+    assert resolve_output_root(None, argv) == (tmp_path / "run" / "unify_media").resolve()
+    monkeypatch.setenv(OUTPUT_DIR_ENV, str(tmp_path / "env"))
+    assert resolve_output_root(None, argv) == (tmp_path / "env").resolve()
+    assert resolve_output_root(str(tmp_path / "explicit"), argv) == (tmp_path / "explicit").resolve()
+
+
+def test_hostile_task_and_doc_names_stay_inside_root(tmp_path):
+    store = MediaStore(tmp_path)
+    relative = store.save_image("../../evil", "../x", "../../name", Image.new("RGB", (2, 2)))
+    assert (tmp_path / relative).resolve().is_relative_to(tmp_path.resolve())
+
+
+def test_resume_needs_same_signature_and_all_images(tmp_path):
+    store = MediaStore(tmp_path)
+    path = store.save_image("t", 1, "image_00", Image.new("RGB", (2, 2)))
+    store.save_record("t", 1, UnifiedOutput("image_only", images=[path], signature="abc"))
+    assert store.load_record("t", 1, "abc").images == [path]
+    assert store.load_record("t", 1, "other") is None
+    (tmp_path / path).unlink()
+    assert store.load_record("t", 1, "abc") is None

@@ -1,0 +1,34 @@
+"""The wheel ships the task YAMLs under lmms_eval_unify and creates no generic top-level packages."""
+
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.slow
+def test_wheel_file_list(tmp_path):
+    subprocess.run(
+        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(tmp_path), str(REPO)],
+        check=True,
+        capture_output=True,
+    )
+    (wheel,) = tmp_path.glob("lmms_eval_unify-*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    top_level = {name.split("/")[0] for name in names}
+    assert top_level <= {"lmms_eval_unify", next(n for n in top_level if n.endswith(".dist-info"))}
+    for expected in (
+        "lmms_eval_unify/tasks/uni_mmmu/uni_mmmu_maze.yaml",
+        "lmms_eval_unify/tasks/uni_mmmu/_default_template_yaml",
+        "lmms_eval_unify/tasks/uni_mmmu/utils.py",
+        "lmms_eval_unify/model_adapters/baselines.py",
+        "lmms_eval_unify/plugin.py",
+    ):
+        assert expected in names, expected
+    entry_points = next(n for n in names if n.endswith("entry_points.txt"))
+    text = zipfile.ZipFile(wheel).read(entry_points).decode()
+    assert "lmms_eval_unify.plugin:manifests" in text and "lmms-eval-unify" in text
