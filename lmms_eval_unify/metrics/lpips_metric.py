@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -37,15 +38,18 @@ class LpipsBackbone:
     config: MetricConfig
 
 
-def _load_trunk_weights(model: lpips.LPIPS, config: MetricConfig) -> None:
-    build, env_name, filename = _TRUNKS[config.backbone]
-    path = find_weights_file(
+def _trunk_checkpoint(config: MetricConfig) -> str:
+    _, env_name, filename = _TRUNKS[config.backbone]
+    return find_weights_file(
         config,
         env_name,
         [torch_hub_checkpoint(filename)],
         f"It is torchvision's ImageNet {config.backbone} checkpoint ({filename}, download.pytorch.org/models/).",
     )
-    trunk = build()
+
+
+def _load_trunk_weights(model: lpips.LPIPS, backbone: str, path: str) -> None:
+    trunk = _TRUNKS[backbone][0]()
     trunk.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
     # lpips splits `trunk.features` into slices whose children are named by their index in `features`.
     for slice_index in range(1, model.net.N_slices + 1):
@@ -57,9 +61,14 @@ def load_lpips(config: MetricConfig) -> LpipsBackbone:
     """LPIPS with the packaged linear heads; the trunk comes from a local torchvision checkpoint."""
     if config.backbone not in _TRUNKS:
         raise ValueError(f"unsupported LPIPS backbone {config.backbone!r}; expected one of {sorted(_TRUNKS)}")
-    model = lpips.LPIPS(net=config.backbone, pnet_rand=True, verbose=False)
-    if not config.random_weights:
-        _load_trunk_weights(model, config)
+    trunk_path = None if config.random_weights else _trunk_checkpoint(config)
+    with (
+        warnings.catch_warnings()
+    ):  # lpips 0.1.4 still passes torchvision's deprecated `pretrained=` argument
+        warnings.filterwarnings("ignore", category=UserWarning, module="torchvision")
+        model = lpips.LPIPS(net=config.backbone, pnet_rand=True, verbose=False)
+    if trunk_path is not None:
+        _load_trunk_weights(model, config.backbone, trunk_path)
     return LpipsBackbone(model.eval().requires_grad_(False).to(config.torch_device), threading.Lock(), config)
 
 

@@ -1,0 +1,64 @@
+"""The embedding cache and batched encoder shared by all backbones."""
+
+from __future__ import annotations
+
+import torch
+
+from lmms_eval_unify.metrics import resolve_config
+from lmms_eval_unify.metrics.encoders import EmbeddingCache, ImageEncoder
+from lmms_eval_unify.metrics.images import ImageTransform
+
+
+def test_cache_computes_each_key_once_and_keeps_order():
+    cache = EmbeddingCache()
+    requested = []
+
+    def compute(indices):
+        requested.append(list(indices))
+        return torch.tensor([[float(i)] for i in indices])
+
+    first = cache.get_or_compute(["a", "b", "a"], compute)
+    assert requested == [[0, 1]] and first.flatten().tolist() == [0.0, 1.0, 0.0]
+    second = cache.get_or_compute(["c", "b"], compute)
+    assert requested == [[0, 1], [0]] and second.flatten().tolist() == [0.0, 1.0]
+
+
+def test_cache_evicts_least_recently_used():
+    cache = EmbeddingCache(max_entries=2)
+    cache.get_or_compute(["a", "b"], lambda idx: torch.zeros(len(idx), 1))
+    cache.get_or_compute(["a"], lambda idx: torch.zeros(len(idx), 1))
+    cache.get_or_compute(["c"], lambda idx: torch.zeros(len(idx), 1))
+    recomputed = []
+    cache.get_or_compute(["a", "b"], lambda idx: recomputed.extend(idx) or torch.zeros(len(idx), 1))
+    assert recomputed == [1]  # "b" was evicted, "a" was kept
+
+
+def _counting_encoder(batch_size: int, calls: list[int]) -> ImageEncoder:
+    config = resolve_config("fid", backbone="tiny", weights="random", device="cpu", batch_size=batch_size)
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten())
+
+    def forward(batch):
+        calls.append(batch.shape[0])
+        return net(batch)
+
+    return ImageEncoder(config, ImageTransform(16, "squash"), forward)
+
+
+def test_batches_respect_batch_size_and_match_one_by_one(make_images):
+    images = make_images(5, 20, 20) + make_images(2, 30, 10, seed=1)
+    calls: list[int] = []
+    batched = _counting_encoder(4, calls).embed(images)
+    assert calls == [4, 3]  # differently sized inputs share batches once transformed to one size
+    singles = torch.cat([_counting_encoder(1, []).embed([image]) for image in images])
+    torch.testing.assert_close(batched, singles, rtol=0, atol=1e-6)
+
+
+def test_repeated_images_are_encoded_once(make_images):
+    image = make_images(1)[0]
+    calls: list[int] = []
+    encoder = _counting_encoder(8, calls)
+    out = encoder.embed([image, image.clone(), image])
+    assert sum(calls) == 1 and torch.equal(out[0], out[2])
+    encoder.embed([image])
+    assert sum(calls) == 1

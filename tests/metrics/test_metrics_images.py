@@ -1,0 +1,81 @@
+"""Input hashing, decoding and the batched tensor transform."""
+
+from __future__ import annotations
+
+import numpy as np
+import open_clip
+import pytest
+import torch
+from PIL import Image
+
+from lmms_eval_unify.metrics.images import ImageTransform, decode_items, group_by_shape, image_item
+
+CPU = torch.device("cpu")
+
+
+def _pil(tensor: torch.Tensor) -> Image.Image:
+    return Image.fromarray(tensor.permute(1, 2, 0).numpy())
+
+
+def test_same_pixels_give_same_key_for_pil_and_tensor(make_images):
+    image = make_images(1)[0]
+    assert image_item(image).key == image_item(_pil(image)).key
+    assert image_item(image).key != image_item(make_images(1, seed=1)[0]).key
+
+
+def test_file_inputs_are_hashed_by_bytes_and_decoded_losslessly(tmp_path, make_images):
+    image = make_images(1, 20, 30)[0]
+    path = tmp_path / "a.png"
+    _pil(image).save(path)
+    copy = tmp_path / "b.png"
+    copy.write_bytes(path.read_bytes())
+    assert image_item(str(path)).key == image_item(copy).key
+    (decoded,) = decode_items([image_item(path)], CPU)
+    assert torch.equal(decoded, image)
+
+
+@pytest.mark.parametrize("suffix", ["jpg", "bmp", "webp"])
+def test_other_formats_decode_to_rgb_like_pil(tmp_path, make_images, suffix):
+    path = tmp_path / f"a.{suffix}"
+    _pil(make_images(1, 24, 24)[0]).save(path)
+    (decoded,) = decode_items([image_item(str(path))], CPU)
+    expected = torch.from_numpy(np.asarray(Image.open(path).convert("RGB"))).permute(2, 0, 1)
+    assert decoded.shape == (3, 24, 24)
+    assert (decoded.int() - expected.int()).abs().max() <= 2  # JPEG decoders may differ by rounding
+
+
+def test_grayscale_and_rgba_tensors_become_rgb():
+    gray = torch.full((1, 4, 4), 7, dtype=torch.uint8)
+    (decoded,) = decode_items([image_item(gray)], CPU)
+    assert decoded.shape == (3, 4, 4) and int(decoded.max()) == 7
+    rgba = torch.zeros((4, 4, 4), dtype=torch.uint8)
+    assert decode_items([image_item(rgba)], CPU)[0].shape == (3, 4, 4)
+
+
+@pytest.mark.parametrize("bad", [torch.zeros(3, 4, 4), torch.zeros(4, 4, dtype=torch.uint8), 3.0])
+def test_unsupported_inputs_are_rejected(bad):
+    with pytest.raises((TypeError, ValueError)):
+        image_item(bad)
+
+
+def test_group_by_shape_keeps_indices(make_images):
+    images = make_images(2, 8, 8) + make_images(1, 9, 8) + make_images(1, 8, 8, seed=3)
+    groups = group_by_shape(images)
+    assert sorted(idx for indices, _ in groups for idx in indices) == [0, 1, 2, 3]
+    for indices, batch in groups:
+        for i, tensor in zip(indices, batch, strict=True):
+            assert torch.equal(tensor, images[i])
+
+
+def test_clip_transform_matches_open_clip_pil_preprocessing(make_images):
+    """The batched tensor transform agrees with open_clip's PIL eval transform within one uint8 step."""
+    mean, std = open_clip.OPENAI_DATASET_MEAN, open_clip.OPENAI_DATASET_STD
+    pil_transform = open_clip.image_transform(32, is_train=False, mean=mean, std=std)
+    ours = ImageTransform(32, "shortest_crop", mean=mean, std=std)
+    for image in make_images(3, 64, 48):
+        expected = pil_transform(_pil(image))
+        got = ours(image[None])[0]
+        assert got.shape == expected.shape == (3, 32, 32)
+        one_step = 1.0 / 255.0 / min(std)
+        assert (got - expected).abs().max() <= one_step + 1e-6
+        assert (got - expected).abs().mean() < 0.1 * one_step
