@@ -33,7 +33,7 @@ PROTOCOL_KEYS = frozenset(
         "gen_prompt",
         "answer_prompt",
         "num_frames",
-        "domain",
+        "answer_space",
         "visual_cot",
         "until",
     }

@@ -1,93 +1,67 @@
 """Instruments that bound every score: a seeded random player and a ground-truth oracle.
 
-Both run through the same protocols as real models. They look up the task's answer space (the
-``domain`` option of the task's ``generation_kwargs``) and the request's document, which real adapters
-never do. Per step they state a move and render the resulting state with the data generator's renderer.
+They run through the same protocols as real models. What they say and draw comes from the task's answer
+space (see ``lmms_eval_unify.instruments``), which reads the request's document — something real adapters
+never do.
 """
 
 from __future__ import annotations
 
-import json
 import random
-from collections.abc import Hashable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, ClassVar
 
 from PIL import Image
 
-from lmms_eval_unify.model import UNDERSTAND_AND_GENERATE, UnifiedModel
-from lmms_eval_unify.puzzles import DOMAINS, PuzzleDomain
-from lmms_eval_unify.puzzles.domain import moves_from_field, read_state, simulate
+from lmms_eval_unify.instruments import InstrumentPlan, load_answer_space
+from lmms_eval_unify.model import ALL_PRIMITIVES, UnifiedModel
 
 
-@dataclass(frozen=True)
-class MovePlan:
-    """The moves a baseline will state and the states it will render, for one request."""
+class Instrument(UnifiedModel):
+    """Serves every protocol phase from a per-request plan of the task's answer space."""
 
-    domain: PuzzleDomain
-    moves: tuple[str, ...]
-    states: tuple[Hashable, ...]
-
-
-class PuzzleInstrument(UnifiedModel):
-    """Shared behaviour of the baselines: follow a move plan through the step protocol."""
-
-    capabilities = UNDERSTAND_AND_GENERATE
+    capabilities = ALL_PRIMITIVES
+    oracle: ClassVar[bool]
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
-        self._plans: dict[Any, MovePlan] = {}
+        self._plan_key: tuple | None = None
+        self._current_plan: InstrumentPlan | None = None
 
-    def choose_moves(self, domain: PuzzleDomain, start: Hashable, doc: dict) -> list[str]:
-        raise NotImplementedError
-
-    def _plan(self, images: list[Image.Image]) -> MovePlan:
+    def _plan(self, images: list[Image.Image]) -> InstrumentPlan:
         request = self.request
         key = (request.task, request.split, request.doc_id)
-        if key not in self._plans:
-            domain_name = request.options.get("domain")
-            if domain_name not in DOMAINS:
-                raise NotImplementedError(f"{self.model_id} has no answer space for task {request.task!r}")
-            domain = DOMAINS[domain_name]
-            start = read_state(domain, images[0])
-            if start is None:
-                raise ValueError(f"{self.model_id} could not read the {domain.name} board of the input image")
+        if key != self._plan_key:
+            reference = request.options.get("answer_space")
+            if not reference:
+                raise NotImplementedError(f"task {request.task!r} declares no answer_space for {self.model_id}")
             doc = self.task_dict[request.task][request.split][request.doc_id]
-            moves = tuple(self.choose_moves(domain, start, doc))
-            self._plans = {key: MovePlan(domain, moves, tuple(simulate(domain, start, moves)))}
-        return self._plans[key]
+            rng = random.Random(self.sample_seed(request.task, request.doc_id))
+            self._current_plan = load_answer_space(reference).plan(doc, images, rng, self.oracle)
+            self._plan_key = key
+        return self._current_plan
 
     def understand(self, images: list[Image.Image], prompt: str, **decoding: Any) -> str:
-        plan = self._plan(images)
-        if self.phase.name == "plan":
-            step = self.phase.step
-            return f"Next, move one step {plan.moves[step - 1]}." if step <= len(plan.moves) else "Done."
-        return f"<ANSWER_JSON>{json.dumps(list(plan.moves))}</ANSWER_JSON>"
+        return self._plan(images).text(self.phase)
 
     def generate_image(self, prompt: str, images: list[Image.Image], **decoding: Any) -> Image.Image:
+        return self._plan(images).image(self.phase)
+
+    def generate_video(self, prompt: str, images: list[Image.Image], **decoding: Any) -> list[Image.Image]:
         plan = self._plan(images)
-        return plan.domain.render(plan.states[self.phase.step - 1])
+        if not hasattr(plan, "video"):
+            raise NotImplementedError(f"the answer space of {self.request.task!r} has no video answers")
+        return plan.video(self.phase)
 
 
-class UnifyOracle(PuzzleInstrument):
-    """Upper bound: states the ground-truth moves and renders the true states. Must score 100."""
+class UnifyOracle(Instrument):
+    """Upper bound: answers from the document's ground truth; must score 100 on programmatic tasks."""
 
     model_id = "unify_oracle"
-
-    def choose_moves(self, domain: PuzzleDomain, start: Hashable, doc: dict) -> list[str]:
-        return moves_from_field(doc[domain.answer_field])
+    oracle = True
 
 
-class UnifyRandom(PuzzleInstrument):
-    """Random-Select baseline: a length uniform over the domain's range, each move uniform over legal ones."""
+class UnifyRandom(Instrument):
+    """Random-Select baseline: uniform over the task's options or legal moves, seeded per sample."""
 
     model_id = "unify_random"
-
-    def choose_moves(self, domain: PuzzleDomain, start: Hashable, doc: dict) -> list[str]:
-        rng = random.Random(self.sample_seed(self.request.task, self.request.doc_id))
-        moves, state = [], start
-        for _ in range(rng.randint(*domain.length_range)):
-            move = rng.choice(domain.legal_moves(state))
-            moves.append(move)
-            state = domain.apply(state, move)
-        return moves
+    oracle = False
