@@ -24,6 +24,7 @@ from lmms_eval_unify.metrics.config import (
     as_config,
     encoder_autocast,
     env_value,
+    seeded_random_init,
 )
 from lmms_eval_unify.metrics.encoders import EmbeddingCache, ImageEncoder
 from lmms_eval_unify.metrics.images import ImageInput, ImageTransform
@@ -124,12 +125,13 @@ def _pretrained_source(config: MetricConfig) -> str:
 
 
 def _build_clip_model(config: MetricConfig) -> torch.nn.Module:
-    if config.backbone == TINY_BACKBONE:
-        if not config.random_weights:
-            raise ValueError("the 'tiny' CLIP backbone exists only with weights='random' (tests/benchmarks)")
-        return open_clip.create_model("ViT-B-32", pretrained=None, **_TINY_CLIP_KWARGS)
+    if config.backbone == TINY_BACKBONE and not config.random_weights:
+        raise ValueError("the 'tiny' CLIP backbone exists only with weights='random' (tests/benchmarks)")
     if config.random_weights:
-        return open_clip.create_model(config.backbone, pretrained=None)
+        with seeded_random_init():
+            if config.backbone == TINY_BACKBONE:
+                return open_clip.create_model("ViT-B-32", pretrained=None, **_TINY_CLIP_KWARGS)
+            return open_clip.create_model(config.backbone, pretrained=None)
     return open_clip.create_model(
         config.backbone, pretrained=_pretrained_source(config), require_pretrained=True
     )

@@ -155,6 +155,14 @@ def encoder_autocast(config: MetricConfig) -> Iterator[None]:
         yield
 
 
+@contextlib.contextmanager
+def seeded_random_init(seed: int = 0) -> Iterator[None]:
+    """Random-weight backbones are reproducible: every config with weights='random' builds the same weights."""
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        yield
+
+
 def find_weights_file(config: MetricConfig, env_name: str, default_paths: list[str], how_to_get: str) -> str:
     """Return the first existing checkpoint among config.weights, `LMMS_EVAL_UNIFY_<env_name>` and defaults."""
     env_var = ENV_PREFIX + env_name

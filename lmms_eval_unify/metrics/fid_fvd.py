@@ -26,6 +26,7 @@ from lmms_eval_unify.metrics.config import (
     as_config,
     encoder_autocast,
     find_weights_file,
+    seeded_random_init,
     torch_hub_checkpoint,
 )
 from lmms_eval_unify.metrics.distributed import gather_variable_length
@@ -60,8 +61,7 @@ class DistanceResult:
 
 def _tiny_feature_net() -> nn.Module:
     """A 2-layer conv net with seeded random weights: the test/benchmark stand-in for Inception/ResNet."""
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(0)
+    with seeded_random_init():
         return nn.Sequential(
             nn.Conv2d(3, 8, 3, stride=2), nn.ReLU(), nn.Conv2d(8, 16, 3, stride=2), nn.ReLU(),
             nn.AdaptiveAvgPool2d(1), nn.Flatten(),
@@ -71,7 +71,8 @@ def _tiny_feature_net() -> nn.Module:
 def _torchvision_trunk(
     config: MetricConfig, build: Callable[..., nn.Module], env: str, filename: str, **build_kwargs: Any
 ) -> nn.Module:
-    model = build(weights=None, **build_kwargs)
+    with seeded_random_init():
+        model = build(weights=None, **build_kwargs)
     if not config.random_weights:
         path = find_weights_file(
             config,

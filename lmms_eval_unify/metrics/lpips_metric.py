@@ -19,6 +19,7 @@ from lmms_eval_unify.metrics.config import (
     as_config,
     encoder_autocast,
     find_weights_file,
+    seeded_random_init,
     torch_hub_checkpoint,
 )
 from lmms_eval_unify.metrics.images import ImageInput, decode_items, group_by_shape, image_item
@@ -62,9 +63,8 @@ def load_lpips(config: MetricConfig) -> LpipsBackbone:
     if config.backbone not in _TRUNKS:
         raise ValueError(f"unsupported LPIPS backbone {config.backbone!r}; expected one of {sorted(_TRUNKS)}")
     trunk_path = None if config.random_weights else _trunk_checkpoint(config)
-    with (
-        warnings.catch_warnings()
-    ):  # lpips 0.1.4 still passes torchvision's deprecated `pretrained=` argument
+    # lpips 0.1.4 still passes torchvision's deprecated `pretrained=` argument
+    with seeded_random_init(), warnings.catch_warnings():
         warnings.filterwarnings("ignore", category=UserWarning, module="torchvision")
         model = lpips.LPIPS(net=config.backbone, pnet_rand=True, verbose=False)
     if trunk_path is not None:

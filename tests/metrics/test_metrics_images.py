@@ -39,7 +39,7 @@ def test_other_formats_decode_to_rgb_like_pil(tmp_path, make_images, suffix):
     path = tmp_path / f"a.{suffix}"
     _pil(make_images(1, 24, 24)[0]).save(path)
     (decoded,) = decode_items([image_item(str(path))], CPU)
-    expected = torch.from_numpy(np.asarray(Image.open(path).convert("RGB"))).permute(2, 0, 1)
+    expected = torch.from_numpy(np.array(Image.open(path).convert("RGB"))).permute(2, 0, 1)
     assert decoded.shape == (3, 24, 24)
     assert (decoded.int() - expected.int()).abs().max() <= 2  # JPEG decoders may differ by rounding
 
