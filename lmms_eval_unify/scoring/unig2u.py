@@ -95,15 +95,16 @@ def task_features(rows: Sequence[Mapping]) -> Features:
 
 
 def protocol_row(means: TaskMeans, suffix: str, sizes: Mapping[str, int] | None = None) -> dict[str, Score]:
-    """Table 4 row (7 categories + Overall) for one protocol's task suffix ('' = Direct).
+    """One protocol's row ('' = Direct): the 30 subtasks, the 7 categories (Table 4) and Overall.
 
-    `sizes` maps subtask -> number of samples actually scored; by default the paper's sizes.
-    Sample-weighting by the run's own counts equals the paper's weighting on the full benchmark.
+    `sizes` maps task name -> number of samples scored (default: the paper's sizes). Weighting by a
+    run's own counts equals the paper's weighting when the full benchmark was run.
     """
-    subtask = {s: means.get(task_name(s, suffix), {}).get("acc") for s in SUBTASKS}
+    row = {s: means.get(task_name(s, suffix), {}).get("acc") for s in SUBTASKS}
     weights = {
-        c: {s: (sizes or {}).get(s, n) for s, n in subs.items()} for c, subs in CATEGORY_SUBTASKS.items()
+        cat: {s: (sizes or {}).get(task_name(s, suffix), n) for s, n in subs.items()}
+        for cat, subs in CATEGORY_SUBTASKS.items()
     }
-    row = category_scores(subtask, weights)
-    row[OVERALL] = unig2u_overall(row, {c: sum(w.values()) for c, w in weights.items()})
+    row.update(category_scores(row, weights))
+    row[OVERALL] = unig2u_overall(row, {cat: sum(w.values()) for cat, w in weights.items()})
     return row

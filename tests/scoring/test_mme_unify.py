@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 import pytest
-from paper_table_io import cell, mismatches, read_table
+from scoring.paper_table_io import cell, mismatches, read_table
 
 from lmms_eval_unify.scoring import mme_unify as mu
 from lmms_eval_unify.scoring.samples import feature_means
@@ -190,8 +190,8 @@ def test_missing_everything_gives_empty_row():
 
 def test_bootstrap_replicates_flow_through_the_same_functions():
     features = mu.task_features("SIPU", [{"acc": 1}, {"acc": 0}, {"acc": 1}, {"acc": 1}])
-    index = np.array([[0, 1, 2, 3], [1, 1, 1, 1], [0, 0, 0, 0]])
-    row = mu.table2_row({"mme_unify_sipu": feature_means(features, index)})
+    counts = np.array([[1, 1, 1, 1], [0, 4, 0, 0], [4, 0, 0, 0]])  # resampling counts per replicate
+    row = mu.table2_row({"mme_unify_sipu": feature_means(features, counts)})
     np.testing.assert_allclose(row["SIPU"], [75.0, 0.0, 100.0])
     np.testing.assert_allclose(row["MME-U"], np.array([75.0, 0.0, 100.0]) / 9)
     assert not math.isnan(row["MME-U"][0])

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from paper_table_io import cell, read_table
+from scoring.paper_table_io import cell, read_table
 
 from lmms_eval_unify.scoring import uni_mmmu as um
 from lmms_eval_unify.scoring.samples import feature_means

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from paper_table_io import cell, mismatches, read_table
+from scoring.paper_table_io import cell, mismatches, read_table
 
 from lmms_eval_unify.scoring import unig2u as ug
 from lmms_eval_unify.scoring.samples import feature_means
@@ -96,9 +96,9 @@ def test_protocol_row_from_samples_weights_by_scored_samples():
     for subtask in ug.SUBTASKS:
         rows = [{"acc": 1.0}, {"acc": 0.0}] if subtask == "chartqa" else [{"acc": 1.0}]
         means[ug.task_name(subtask, "_gta")] = feature_means(ug.task_features(rows))
-    sizes = {s: (2 if s == "chartqa" else 1) for s in ug.SUBTASKS}
+    sizes = {ug.task_name(s, "_gta"): (2 if s == "chartqa" else 1) for s in ug.SUBTASKS}
     row = ug.protocol_row(means, "_gta", sizes)
-    assert row["Chart & Table"] == 50.0 and row["Physics Reasoning"] == 100.0
+    assert row["Chart & Table"] == 50.0 and row["Physics Reasoning"] == 100.0 and row["chartqa"] == 50.0
     assert row[ug.OVERALL] == pytest.approx(100 * 30 / 31)
     assert ug.protocol_row(means, "")[ug.OVERALL] is None  # no Direct tasks in this run
 

@@ -1,0 +1,153 @@
+"""`lmms-eval-unify leaderboard`: rebuild the papers' leaderboards from lmms-eval result folders."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from multiprocessing import get_context
+from pathlib import Path
+
+import yaml
+
+from lmms_eval_unify.scoring import boards as bd
+from lmms_eval_unify.scoring import unig2u as ug
+from lmms_eval_unify.scoring.render import html_page, markdown, write_csv
+from lmms_eval_unify.scoring.results_io import ModelResults, load_results
+
+BENCHMARKS = ("mme_unify", "unig2u", "uni_mmmu", "gapeval")
+DEFAULT_PAIRS = Path(__file__).with_name("pairs_unig2u_table3.yaml")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="lmms-eval-unify leaderboard",
+        description="Print Markdown leaderboards and write CSV + HTML (+ PNG figures) from lmms-eval "
+        "--output_path folders written with --log_samples.",
+    )
+    parser.add_argument("run_dirs", nargs="+", type=Path, metavar="RUN_DIR", help="lmms-eval output folders")
+    parser.add_argument("--benchmark", choices=[*BENCHMARKS, "all"], default="all")
+    parser.add_argument(
+        "--pairs",
+        type=Path,
+        default=DEFAULT_PAIRS,
+        help="YAML `pairs: {unified model: base VLM}` for G2U gains",
+    )
+    parser.add_argument(
+        "--output-dir", "-o", type=Path, default=Path("leaderboard"), help="where CSV/HTML/PNG go"
+    )
+    parser.add_argument(
+        "--bootstrap", type=int, default=1000, help="bootstrap replicates for 95%% CIs (0 = off)"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and split-half draws")
+    parser.add_argument(
+        "--split-half", action="store_true", help="score two random halves, report rank agreement"
+    )
+    parser.add_argument("--no-plots", action="store_true", help="skip the matplotlib figures")
+    return parser
+
+
+def load_pairs(path: Path) -> dict[str, str]:
+    """`{unified model label: base VLM label}` from a pairs YAML file."""
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    return {str(k): str(v) for k, v in (data.get("pairs") or {}).items()}
+
+
+def build(
+    models: Mapping[str, ModelResults],
+    benchmarks: Sequence[str],
+    pairs: Mapping[str, str],
+    options: bd.Options,
+    plots: bool,
+) -> tuple[list[bd.Board], list[tuple[str, bytes]]]:
+    """All boards and figures for the chosen benchmarks.
+
+    The GapEval MIRT fit (torch) runs in a worker process while the other boards are built.
+    """
+    gap_scored = bd.gapeval_scored(models, options) if "gapeval" in benchmarks else []
+    joint = bd.gap_inputs(gap_scored)
+    with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as pool:
+        gap_fit = pool.submit(bd.fit_gaps, joint) if joint else None
+        boards, figures = _other_boards(models, benchmarks, pairs, options, plots)
+        gaps = gap_fit.result() if gap_fit else {}
+    gap, points = bd.gapeval_boards(gap_scored, gaps, options)
+    boards += gap
+    if plots and gap:
+        from lmms_eval_unify.scoring import plots as pl
+
+        keys = [k for h, ks in gap[0].columns for k in ks if "Und." in h or "Gen." in h]
+        figures.append(("GapEval Und./Gen. per model", pl.grouped_bars(gap[0], keys, "GapEval")))
+        if (scatter := pl.gap_scatter(points)) is not None:
+            figures.append(("GapEval gap vs ability (Fig. 3)", scatter))
+    return boards, figures
+
+
+def _other_boards(
+    models: Mapping[str, ModelResults],
+    benchmarks: Sequence[str],
+    pairs: Mapping[str, str],
+    options: bd.Options,
+    plots: bool,
+) -> tuple[list[bd.Board], list[tuple[str, bytes]]]:
+    boards: list[bd.Board] = []
+    figures: list[tuple[str, bytes]] = []
+    if plots:
+        from lmms_eval_unify.scoring import plots as pl
+    if "mme_unify" in benchmarks and (mme := bd.mme_unify_boards(models, options)):
+        boards += mme
+        if plots:
+            figures.append(
+                ("MME-Unify scores per model", pl.grouped_bars(mme[0], bd.MME_HEADLINE, "MME-Unify"))
+            )
+    if "unig2u" in benchmarks:
+        g2u, deltas = bd.unig2u_boards(models, pairs, options)
+        boards += g2u
+        if plots and g2u:
+            keys = [*ug.CATEGORIES, ug.OVERALL]
+            figures.append(("UniG2U-Bench accuracy per model", pl.grouped_bars(g2u[0], keys, "UniG2U-Bench")))
+            figures += pl.delta_figures(deltas, ug.CATEGORIES, ug.SUBTASKS)
+    if "uni_mmmu" in benchmarks and (mmmu := bd.uni_mmmu_boards(models, options)):
+        boards += mmmu
+        if plots:
+            keys = [k for _, ks in mmmu[0].columns for k in ks[:1]]
+            figures.append(
+                (
+                    "Uni-MMMU scores per model (Maze/Slid. step level)",
+                    pl.grouped_bars(mmmu[0], keys, "Uni-MMMU"),
+                )
+            )
+    return boards, figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        models = load_results(args.run_dirs)
+    except FileNotFoundError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    benchmarks = BENCHMARKS if args.benchmark == "all" else (args.benchmark,)
+    options = bd.Options(replicates=args.bootstrap, seed=args.seed, split_half=args.split_half)
+    boards, figures = build(models, benchmarks, load_pairs(args.pairs), options, plots=not args.no_plots)
+    if not boards:
+        print(f"error: no {args.benchmark} results with samples under the given folders", file=sys.stderr)
+        return 1
+    text = "\n".join(markdown(b) for b in boards)
+    print(text)
+    out = args.output_dir
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "leaderboard.md").write_text(text, encoding="utf-8")
+    for board in boards:
+        write_csv(board, out / f"{board.key}.csv")
+    for i, (_, png) in enumerate(figures):
+        (out / f"figure_{i:02d}.png").write_bytes(png)
+    (out / "leaderboard.html").write_text(
+        html_page("lmms-eval-unify leaderboard", boards, figures), encoding="utf-8"
+    )
+    print(f"wrote {len(boards)} tables and {len(figures)} figures to {out}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
