@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import os
 import subprocess
@@ -10,6 +11,7 @@ import sys
 import time
 from pathlib import Path
 
+from lmms_eval_unify.benchmarks import BENCHMARKS
 from lmms_eval_unify.plugin import tasks_path
 
 DEMO_MODELS = ("unify_oracle", "unify_random")
@@ -32,13 +34,30 @@ def _cmd_tasks(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_data_generate(args: argparse.Namespace) -> int:
-    from lmms_eval_unify.puzzles.dataset import write_uni_mmmu_puzzles
+def _benchmark_data(name: str):
+    if name not in BENCHMARKS:
+        raise SystemExit(f"unknown benchmark {name!r}; choose from {', '.join(BENCHMARKS)}")
+    try:
+        return importlib.import_module(f"lmms_eval_unify.benchmarks.{name}.data")
+    except ModuleNotFoundError as exc:
+        raise SystemExit(f"{name} has no data tools yet ({exc})") from exc
 
-    for path in write_uni_mmmu_puzzles(args.out, args.n_maze, args.n_sliding, args.seed):
-        print(path)
+
+def _cmd_data_generate(args: argparse.Namespace) -> int:
+    for name in args.benchmarks or ["uni_mmmu"]:
+        for path in _benchmark_data(name).generate(args.out, args.n, args.seed):
+            print(path)
     print(f"use it with: export LMMS_EVAL_UNIFY_DATA_DIR={Path(args.out).resolve()}")
     return 0
+
+
+def _cmd_data_prepare(argv: list[str]) -> int:
+    if not argv or argv[0].startswith("-"):
+        raise SystemExit(f"usage: lmms-eval-unify data prepare {{{','.join(BENCHMARKS)}}} ...")
+    module = _benchmark_data(argv[0])
+    if not hasattr(module, "prepare_main"):
+        raise SystemExit(f"{argv[0]} has no published data to prepare")
+    return module.prepare_main(argv[1:])
 
 
 def run_lmms_eval(model: str, tasks: str, output_path: Path, data_dir: Path, extra: list[str] = ()) -> Path:
@@ -93,11 +112,12 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("tasks-path", help="print the folder of our task YAMLs (for --include_path)")
     commands.add_parser("tasks", help="list the tasks and groups this plugin defines")
     data = commands.add_parser("data", help="dataset tools").add_subparsers(dest="data_command", required=True)
-    generate = data.add_parser("generate", help="write the offline Uni-MMMU maze/sliding sets")
+    generate = data.add_parser("generate", help="write offline sets in the local-data layout")
+    generate.add_argument("benchmarks", nargs="*", help=f"any of {', '.join(BENCHMARKS)} (default uni_mmmu)")
     generate.add_argument("--out", required=True, help="data folder (then set LMMS_EVAL_UNIFY_DATA_DIR to it)")
-    generate.add_argument("--n-maze", type=int, default=100)
-    generate.add_argument("--n-sliding", type=int, default=100)
+    generate.add_argument("--n", type=int, default=100, help="items per subtask")
     generate.add_argument("--seed", type=int, default=0)
+    data.add_parser("prepare", help="convert a benchmark's published data (see --help of each)", add_help=False)
     demo = commands.add_parser("demo", help="offline end-to-end run: generated data, real lmms-eval, baselines")
     demo.add_argument("--out", default="out/demo")
     demo.add_argument("--n", type=int, default=30, help="items per task")
@@ -111,6 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "leaderboard":
         return _cmd_leaderboard(argv[1:])
+    if argv[:2] == ["data", "prepare"]:
+        return _cmd_data_prepare(argv[2:])
     args = build_parser().parse_args(argv)
     handlers = {"tasks-path": _cmd_tasks_path, "tasks": _cmd_tasks, "demo": _cmd_demo}
     if args.command == "data":

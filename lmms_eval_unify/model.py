@@ -29,32 +29,22 @@ from lmms_eval_unify.protocols import (
     GENERATE_VIDEO,
     PROTOCOLS,
     UNDERSTAND,
+    UNDERSTAND_VIDEO,
     Phase,
     ProtocolRun,
     protocol_name,
     split_generation_kwargs,
 )
 from lmms_eval_unify.record import UnifiedOutput
+from lmms_eval_unify.visuals import DEFAULT_VIDEO_FRAMES, Video, flatten_visuals, model_inputs
 
 
 def to_pil_images(visuals: Any) -> list[Image.Image]:
-    """lmms-eval visuals (PIL images, paths, HF image dicts, nested lists) as RGB PIL images."""
-    if visuals is None:
-        return []
-    if isinstance(visuals, (list, tuple)):
-        return [image for item in visuals for image in to_pil_images(item)]
-    if isinstance(visuals, Image.Image):
-        return [visuals.convert("RGB")]
-    if isinstance(visuals, dict) and (visuals.get("bytes") or visuals.get("path")):
-        import io
-
-        source = io.BytesIO(visuals["bytes"]) if visuals.get("bytes") else visuals["path"]
-        with Image.open(source) as handle:
-            return [handle.convert("RGB")]
-    if isinstance(visuals, str):
-        with Image.open(visuals) as handle:
-            return [handle.convert("RGB")]
-    raise TypeError(f"unsupported visual of type {type(visuals).__name__}")
+    """Task visuals (PIL images, paths, HF image dicts, nested lists) as RGB PIL images; no videos."""
+    items = flatten_visuals(visuals)
+    if any(isinstance(item, Video) for item in items):
+        raise TypeError("a video visual where images were expected")
+    return items
 
 
 @dataclass(frozen=True)
@@ -73,6 +63,8 @@ class UnifiedModel(lmms):
     is_simple = True
     model_id: ClassVar[str] = "unified"
     capabilities: ClassVar[frozenset[str]] = frozenset()
+    max_input_images: ClassVar[int | None] = None
+    """How many input images the model takes (``1`` for single-image models; ``None``: any number)."""
 
     def __init__(self, output_dir: str | None = None, seed: int = 0, resume: bool = True, **kwargs: Any) -> None:
         super().__init__()
@@ -150,7 +142,12 @@ class UnifiedModel(lmms):
         run = None
         try:
             doc = self.task_dict[task][split][doc_id]
-            images = to_pil_images(doc_to_visual(doc))
+            images = model_inputs(
+                doc_to_visual(doc),
+                UNDERSTAND_VIDEO in self.capabilities,
+                self.max_input_images,
+                int(options.get("num_frames", DEFAULT_VIDEO_FRAMES)),
+            )
             run = ProtocolRun(self, task, doc_id, ctx, images, options, decoding)
             record = spec.run(run)
             record.timings.update(run.timings)

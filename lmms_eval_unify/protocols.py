@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from lmms_eval_unify.model import UnifiedModel
 
 UNDERSTAND, GENERATE_IMAGE, GENERATE_VIDEO = "understand", "generate_image", "generate_video"
+UNDERSTAND_VIDEO = "understand_video"
+"""Capability: ``understand`` accepts ``lmms_eval_unify.visuals.Video`` inputs (others get sampled frames)."""
 
 PROTOCOL_KEYS = frozenset(
     {

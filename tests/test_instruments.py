@@ -12,3 +12,29 @@ def test_answer_space_reference_resolves():
 def test_bad_reference_is_a_clear_error(reference):
     with pytest.raises(ValueError, match="package.module:ATTRIBUTE"):
         load_answer_space(reference)
+
+
+def test_choice_space_oracle_and_random():
+    import random
+
+    from lmms_eval_unify.instruments import ChoiceSpace
+    from lmms_eval_unify.protocols import Phase
+
+    space = ChoiceSpace(options=lambda d: ["A", "B", "C", "D"], truth=lambda d: d["answer"], answer_format="Answer: {}")
+    assert space.plan({"answer": "C"}, [], random.Random(0), oracle=True).text(Phase()) == "Answer: C"
+    picks = [space.plan({"answer": "C"}, [], random.Random(i), oracle=False).text(Phase())[-1] for i in range(400)]
+    assert set(picks) == {"A", "B", "C", "D"} and 60 < picks.count("C") < 140
+
+
+def test_candidate_image_space():
+    import random
+
+    from PIL import Image
+
+    from lmms_eval_unify.instruments import CandidateImageSpace, ChoiceSpace
+    from lmms_eval_unify.protocols import Phase
+
+    images = [Image.new("RGB", (2, 2), c) for c in ("red", "green", "blue")]
+    space = CandidateImageSpace(lambda d: images, lambda d: 2, text=ChoiceSpace(lambda d: "AB", lambda d: "B"))
+    plan = space.plan({}, [], random.Random(0), oracle=True)
+    assert plan.text(Phase()) == "B" and plan.image(Phase()) is images[2]

@@ -1,0 +1,1 @@
+"""Uni-MMMU core code."""

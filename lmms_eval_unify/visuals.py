@@ -1,0 +1,90 @@
+"""Model inputs from task visuals: images, and videos reduced to frames for models that cannot watch them.
+
+MME-Unify's rule: a model without video understanding gets 6 frames sampled uniformly from each video; a
+model that takes a single image gets the first image (or first frame).
+"""
+
+from __future__ import annotations
+
+import io
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+VIDEO_SUFFIXES = frozenset({".mp4", ".avi", ".mov", ".mkv", ".webm", ".gif"})
+DEFAULT_VIDEO_FRAMES = 6
+
+
+@dataclass(frozen=True)
+class Video:
+    """A video input, kept as a path until the model's capabilities say how to present it."""
+
+    path: str
+
+
+def uniform_frame_indices(n_total: int, n_frames: int) -> list[int]:
+    """``n_frames`` indices spread evenly over ``n_total`` frames (centres of equal segments)."""
+    if n_total <= 0:
+        return []
+    if n_total <= n_frames:
+        return list(range(n_total))
+    return [int((i + 0.5) * n_total / n_frames) for i in range(n_frames)]
+
+
+def read_video_frames(path: str | Path, n_frames: int = DEFAULT_VIDEO_FRAMES) -> list[Image.Image]:
+    """Decode the uniformly sampled frames of a video file as RGB images."""
+    import av
+
+    with av.open(str(path)) as container:
+        frames = [frame.to_image().convert("RGB") for frame in container.decode(video=0)]
+    return [frames[i] for i in uniform_frame_indices(len(frames), n_frames)]
+
+
+def as_visual(item: Any) -> Image.Image | Video:
+    """One lmms-eval visual (PIL image, path, HF image dict, ``{"video": path}``) as an image or a video."""
+    if isinstance(item, Image.Image):
+        return item.convert("RGB")
+    if isinstance(item, Video):
+        return item
+    if isinstance(item, dict) and item.get("video"):
+        return Video(str(item["video"]))
+    if isinstance(item, dict) and (item.get("bytes") or item.get("path")):
+        source = io.BytesIO(item["bytes"]) if item.get("bytes") else item["path"]
+        if not item.get("bytes") and Path(item["path"]).suffix.lower() in VIDEO_SUFFIXES:
+            return Video(str(item["path"]))
+        with Image.open(source) as handle:
+            return handle.convert("RGB")
+    if isinstance(item, (str, Path)):
+        if Path(item).suffix.lower() in VIDEO_SUFFIXES:
+            return Video(str(item))
+        with Image.open(item) as handle:
+            return handle.convert("RGB")
+    if isinstance(item, np.ndarray):
+        return Image.fromarray(item).convert("RGB")
+    raise TypeError(f"unsupported visual of type {type(item).__name__}")
+
+
+def flatten_visuals(visuals: Any) -> list[Image.Image | Video]:
+    """Nested lists of visuals, flattened in order."""
+    if visuals is None:
+        return []
+    if isinstance(visuals, (list, tuple)):
+        return [v for item in visuals for v in flatten_visuals(item)]
+    return [as_visual(visuals)]
+
+
+def model_inputs(
+    visuals: Any, watches_video: bool, max_images: int | None, n_frames: int = DEFAULT_VIDEO_FRAMES
+) -> list[Image.Image | Video]:
+    """What a model receives: videos become ``n_frames`` frames unless it watches video; then the list is
+    cut to ``max_images`` (a single-image model gets the first image or first frame)."""
+    items: list[Image.Image | Video] = []
+    for item in flatten_visuals(visuals):
+        if isinstance(item, Video) and not watches_video:
+            items.extend(read_video_frames(item.path, n_frames))
+        else:
+            items.append(item)
+    return items if max_images is None else items[:max_images]
