@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import warnings
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -103,8 +104,14 @@ def load_dreamsim(config: MetricConfig) -> ImageEncoder:
     lora = LoraConfig(
         **{k: adapter[k] for k in ("r", "lora_alpha", "lora_dropout", "bias", "target_modules")}
     )
-    model = get_peft_model(model, lora)
-    model = PeftModel.from_pretrained(model.base_model.model, os.path.join(directory, lora_dir)).to(device)
+    with (
+        warnings.catch_warnings()
+    ):  # dreamsim's own double wrapping triggers peft's "multiple adapters" warning
+        warnings.filterwarnings("ignore", message="Already found a `peft_config`", category=UserWarning)
+        model = get_peft_model(model, lora)
+        model = PeftModel.from_pretrained(model.base_model.model, os.path.join(directory, lora_dir)).to(
+            device
+        )
     model.eval().requires_grad_(False)
     transform = ImageTransform(
         size=DREAMSIM_IMAGE_SIZE, resize_mode="squash", interpolation=InterpolationMode.BICUBIC
