@@ -13,6 +13,9 @@ from lmms_eval_unify.scoring.gap_score import (
     GAPEVAL_CATEGORIES,
     GapScoreParams,
     JointCounts,
+    _adamw_step,
+    _map_objective_fn,
+    _pseudo_counts,
     fit_gap_scores,
     joint_counts_from_pairs,
 )
@@ -194,6 +197,58 @@ def test_zero_lambdas_give_the_normalised_absolute_gap():
     result = fit_gap_scores({"Bagel": JOINT["Bagel"]}, variant="stable", params=params)
     for cell in result.models["Bagel"].categories.values():
         assert cell.gap == pytest.approx(100 * abs(cell.delta) / (1 + abs(cell.delta)))
+
+
+# --- the pyro model and the optimiser against the spec ------------------------------------------------
+
+
+def spec_objective(rows, theta, beta, mu, chol_raw, n=1000.0):
+    """The spec's J for one model, written out in numpy (gapeval_gap_score.md, Section 1)."""
+    rows = np.asarray(rows)
+    s_t, f_t = n * (rows[:, 0] + rows[:, 1]), n * (rows[:, 2] + rows[:, 3])
+    s_i, f_i = n * (rows[:, 0] + rows[:, 2]), n * (rows[:, 1] + rows[:, 3])
+    p_t, p_i = 1 / (1 + np.exp(-(theta[:, 0] - beta[0]))), 1 / (1 + np.exp(-(theta[:, 1] - beta[1])))
+    eps = 1e-8
+    nll = -(
+        s_t * np.log(p_t + eps)
+        + f_t * np.log(1 - p_t + eps)
+        + s_i * np.log(p_i + eps)
+        + f_i * np.log(1 - p_i + eps)
+    ).sum()
+    chol = np.tril(chol_raw).copy()
+    chol[[0, 1], [0, 1]] = np.log1p(np.exp(np.diag(chol_raw))) + 1e-4
+    diff = theta - mu
+    mahalanobis = 0.5 * np.einsum("ci,ij,cj->", diff, np.linalg.inv(chol @ chol.T), diff)
+    log_det = len(rows) * np.log(np.diag(chol)).sum()
+    return nll + mahalanobis + log_det + 1e-3 * (beta @ beta + mu @ mu)
+
+
+def test_pyro_map_objective_is_the_spec_objective():
+    rng = np.random.default_rng(0)
+    names = ("Bagel", "EMU3.5", "GPT-Image-1")
+    rows = np.array([[JOINT[m][c] for m in names] for c in CATS])  # (C, M, 4)
+    data = _pseudo_counts(torch.tensor(rows), GapScoreParams().pseudo_count)
+    theta, beta = rng.normal(size=(4, 3, 2)), rng.normal(size=(3, 2))
+    mu, chol_raw = rng.normal(size=(3, 2)), rng.normal(size=(3, 2, 2))
+    got = _map_objective_fn(data, GapScoreParams())(*(torch.tensor(a) for a in (theta, beta, mu, chol_raw)))
+    for j in range(3):
+        expected = spec_objective(rows[:, j], theta[:, j], beta[j], mu[j], chol_raw[j])
+        assert float(got[j]) == pytest.approx(expected, rel=1e-12)
+
+
+def test_adamw_step_is_torch_adamw_bit_for_bit():
+    params = GapScoreParams()
+    gen = torch.Generator().manual_seed(0)
+    start = torch.randn(7, 5, generator=gen)
+    reference = start.clone().requires_grad_()
+    optimiser = torch.optim.AdamW([reference], lr=params.lr, weight_decay=params.weight_decay, foreach=False)
+    ours, moments = start.clone(), (torch.zeros_like(start), torch.zeros_like(start))
+    for step in range(1, 200):
+        grad = torch.randn(7, 5, generator=gen) * 10.0 ** (step % 9 - 6)
+        reference.grad = grad.clone()
+        optimiser.step()
+        _adamw_step(ours, grad, moments, step, params)
+    assert torch.equal(reference.detach(), ours)
 
 
 # --- determinism, batching, input forms -------------------------------------------------------------
