@@ -89,3 +89,12 @@ def test_cli_random_matches_its_analytic_chance_level(generated_data, tmp_path):
             sd = statistics.pstdev(values) if "step" in metric else math.sqrt(expected[metric] * (1 - expected[metric]))
             assert abs(measured - expected[metric]) <= 4 * sd / math.sqrt(N_ITEMS) + 1e-9, (task, metric)
         assert 0 < results[task]["text_step_acc,none"] < 0.6
+
+
+@pytest.mark.slow
+def test_lmms_eval_tasks_list_shows_ours_without_flags():
+    lmms_eval = str(Path(sys.executable).parent / "lmms-eval")
+    done = subprocess.run([lmms_eval, "--tasks", "list"], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0
+    output = done.stdout + done.stderr
+    assert "our definitions replace built-in uni_mmmu" in output and "uni_mmmu_sliding" in output
