@@ -10,6 +10,7 @@ of StyleGAN-V.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -229,7 +230,11 @@ def load_i3d(config: MetricConfig) -> _I3D:
         config, "I3D_CKPT", [torch_hub_checkpoint("i3d_torchscript.pt")],
         "It is StyleGAN-V's I3D torchscript (i3d_torchscript.pt, 400-d Kinetics features).",
     )  # fmt: skip
-    net = torch.jit.load(path, map_location=config.torch_device).eval()
+    with (
+        warnings.catch_warnings()
+    ):  # the published I3D is a TorchScript archive; torch.jit.load is the only reader
+        warnings.filterwarnings("ignore", category=FutureWarning)
+        net = torch.jit.load(path, map_location=config.torch_device).eval()
     return _I3D(net, config)
 
 
