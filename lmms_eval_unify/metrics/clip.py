@@ -10,11 +10,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-import open_clip
 import torch
 import torch.nn.functional as F
-from huggingface_hub import try_to_load_from_cache
-from huggingface_hub.constants import HF_HUB_CACHE
 from torchvision.transforms import InterpolationMode
 
 from lmms_eval_unify.metrics.config import (
@@ -103,17 +100,22 @@ def _pretrained_source(config: MetricConfig) -> str:
                 config.backbone, [explicit], ENV_PREFIX + env_name, "The file does not exist."
             )
         return explicit
+    import open_clip
+    from huggingface_hub import constants, try_to_load_from_cache
+
     tag = config.weights or "openai"
     hf_repo = (open_clip.get_pretrained_cfg(config.backbone, tag).get("hf_hub") or "").strip("/")
     for filename in _HF_WEIGHT_FILES:
-        cached = try_to_load_from_cache(hf_repo, filename) if hf_repo else None
+        cached = (
+            try_to_load_from_cache(hf_repo, filename, cache_dir=constants.HF_HUB_CACHE) if hf_repo else None
+        )
         if isinstance(cached, str):
             return cached
     if env_value("ALLOW_DOWNLOADS") == "1":
         return tag
     looked_in = [
         f"${ENV_PREFIX}{env_name} (unset)",
-        os.path.join(HF_HUB_CACHE, f"models--{hf_repo.replace('/', '--')}"),
+        os.path.join(constants.HF_HUB_CACHE, f"models--{hf_repo.replace('/', '--')}"),
     ]
     raise MissingWeightsError(
         config.backbone,
@@ -125,6 +127,8 @@ def _pretrained_source(config: MetricConfig) -> str:
 
 
 def _build_clip_model(config: MetricConfig) -> torch.nn.Module:
+    import open_clip  # imported on first use: it pulls in timm and costs seconds at import time
+
     if config.backbone == TINY_BACKBONE and not config.random_weights:
         raise ValueError("the 'tiny' CLIP backbone exists only with weights='random' (tests/benchmarks)")
     if config.random_weights:
@@ -139,6 +143,8 @@ def _build_clip_model(config: MetricConfig) -> torch.nn.Module:
 
 def load_clip(config: MetricConfig) -> ClipBackbone:
     """Build the CLIP backbone of `config` (use `get_clip` to share one instance per config)."""
+    import open_clip
+
     model = _build_clip_model(config).eval().requires_grad_(False).to(config.torch_device)
     pre = open_clip.get_model_preprocess_cfg(model)
     transform = ImageTransform(

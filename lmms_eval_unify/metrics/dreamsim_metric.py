@@ -11,9 +11,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from dreamsim.config import dreamsim_args
-from dreamsim.model import PerceptualModel
-from peft import LoraConfig, PeftModel, get_peft_model
 from torchvision.transforms import InterpolationMode
 
 from lmms_eval_unify.metrics.config import ENV_PREFIX, MetricConfig, MissingWeightsError, as_config, env_value
@@ -46,6 +43,8 @@ _BACKBONE_FILES = {
 
 
 def _model_settings(dreamsim_type: str) -> dict[str, Any]:
+    from dreamsim.config import dreamsim_args
+
     settings = dreamsim_args["model_config"].get(dreamsim_type) or _EXTRA_TYPES.get(dreamsim_type)
     if settings is None:
         known = sorted([*dreamsim_args["model_config"], *_EXTRA_TYPES])
@@ -89,6 +88,9 @@ def preserved_torch_hub_dir() -> Iterator[None]:
 
 def load_dreamsim(config: MetricConfig) -> ImageEncoder:
     """Build DreamSim exactly as `dreamsim.dreamsim(pretrained=True)` does, from local files only."""
+    from dreamsim.model import PerceptualModel  # imported on first use, like every backbone library
+    from peft import LoraConfig, PeftModel, get_peft_model
+
     settings = _model_settings(config.backbone)
     model_types = settings["model_type"].split(",")
     lora_dir = _lora_dir_name(config.backbone, model_types)

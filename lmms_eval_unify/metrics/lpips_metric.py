@@ -8,7 +8,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import lpips
 import torch
 import torch.nn.functional as F
 import torchvision
@@ -34,7 +33,7 @@ _TRUNKS = {
 
 @dataclass
 class LpipsBackbone:
-    model: lpips.LPIPS
+    model: torch.nn.Module  # lpips.LPIPS
     lock: threading.Lock
     config: MetricConfig
 
@@ -49,7 +48,7 @@ def _trunk_checkpoint(config: MetricConfig) -> str:
     )
 
 
-def _load_trunk_weights(model: lpips.LPIPS, backbone: str, path: str) -> None:
+def _load_trunk_weights(model: torch.nn.Module, backbone: str, path: str) -> None:
     trunk = _TRUNKS[backbone][0]()
     trunk.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
     # lpips splits `trunk.features` into slices whose children are named by their index in `features`.
@@ -62,6 +61,8 @@ def load_lpips(config: MetricConfig) -> LpipsBackbone:
     """LPIPS with the packaged linear heads; the trunk comes from a local torchvision checkpoint."""
     if config.backbone not in _TRUNKS:
         raise ValueError(f"unsupported LPIPS backbone {config.backbone!r}; expected one of {sorted(_TRUNKS)}")
+    import lpips  # imported on first use, like every backbone library
+
     trunk_path = None if config.random_weights else _trunk_checkpoint(config)
     # lpips 0.1.4 still passes torchvision's deprecated `pretrained=` argument
     with seeded_random_init(), warnings.catch_warnings():

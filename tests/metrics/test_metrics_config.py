@@ -81,7 +81,6 @@ def empty_caches(tmp_path, monkeypatch):
     previous = torch.hub.get_dir()
     torch.hub.set_dir(str(tmp_path / "torch_hub"))
     monkeypatch.setattr("huggingface_hub.constants.HF_HUB_CACHE", str(tmp_path / "hf"))
-    monkeypatch.setattr("lmms_eval_unify.metrics.clip.HF_HUB_CACHE", str(tmp_path / "hf"))
     yield tmp_path
     torch.hub.set_dir(previous)
 
