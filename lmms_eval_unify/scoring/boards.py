@@ -122,7 +122,9 @@ def split_half_boards(key: str, title: str, scored: list[Scored], columns: list[
         pairs = [(s.halves[0].get(c), s.halves[1].get(c)) for s in halves]
         pairs = [(a, b) for a, b in pairs if a is not None and b is not None]
         tau, rho = rank_agreement([a for a, _ in pairs], [b for _, b in pairs])
-        agreement.append(Row(c, {"Kendall τ_b": tau, "Spearman ρ": rho, "models": float(len(pairs))}))
+        agreement.append(
+            Row(f"{c} (n={len(pairs)})", {"Kendall τ_b": _float(tau), "Spearman ρ": _float(rho)})
+        )
     note = "Each unit's samples are split into the same two random halves for every model (seeded)."
     return [
         Board(
@@ -135,8 +137,11 @@ def split_half_boards(key: str, title: str, scored: list[Scored], columns: list[
         Board(
             f"{key}_split_half_agreement",
             f"{title}: split-half rank agreement (half A vs half B across models)",
-            [(h, (h,)) for h in ("Kendall τ_b", "Spearman ρ", "models")],
+            [(h, (h,)) for h in ("Kendall τ_b", "Spearman ρ")],
             agreement,
+            [
+                "Rows are scores; n = models scored on both halves. '-' = undefined (fewer than two distinct scores)."
+            ],
         ),
     ]
 

@@ -84,8 +84,8 @@ def percentile_interval(replicates: Score, level: float = 0.95) -> Interval | No
 
 def rank_agreement(half_a: Sequence[float], half_b: Sequence[float]) -> tuple[float, float]:
     """Kendall's tau-b and Spearman's rho between two halves' scores of the same models."""
-    if len(half_a) < 2:
-        return float("nan"), float("nan")
+    if len(half_a) < 2 or np.ptp(half_a) == 0 or np.ptp(half_b) == 0:
+        return float("nan"), float("nan")  # undefined without two distinct scores on each side
     tau = stats.kendalltau(half_a, half_b, variant="b").statistic
     rho = stats.spearmanr(half_a, half_b).statistic
     return float(tau), float(rho)

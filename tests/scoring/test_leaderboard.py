@@ -1,0 +1,267 @@
+"""`lmms-eval-unify leaderboard` on lmms-eval-format result folders (synthetic and from the real CLI)."""
+
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from lmms_eval_unify.scoring import gapeval as ge
+from lmms_eval_unify.scoring import unig2u as ug
+from lmms_eval_unify.scoring.leaderboard import DEFAULT_PAIRS, load_pairs, main
+from lmms_eval_unify.scoring.synthetic import benchmark_rows, write_run
+
+TABLE2_HEADER = (
+    "| Model | SIPU | MITIU | VPU | Und. Avg | CIVG | FIR | TIE | TIG | TVG | VP | Gen. Avg "
+    "| IEE | CSQ | AL | SD | VCoT | Unify Avg | MME-U |"
+)
+
+
+def gapeval_tasks(und_correct: list[int], gen_correct: list[int]) -> dict:
+    tasks = {}
+    for category in ge.CATEGORIES:
+        und, gen = ge.task_names(category)
+        tasks[und] = [{"correct": c} for c in und_correct]
+        tasks[gen] = [{"correct": c} for c in gen_correct]
+    return tasks
+
+
+@pytest.fixture
+def runs(tmp_path) -> tuple[Path, Path]:
+    """A base VLM (cannot generate images) and a unified model paired with it."""
+    root = tmp_path / "runs"
+    write_run(
+        root,
+        "base-vlm",
+        {
+            "mme_unify_sipu": [{"acc": 1}, {"acc": 0}, {"acc": 1}, {"acc": 1}],
+            "mme_unify_tig": [{"unsupported": True}] * 2,
+            **{ug.task_name(s): [{"acc": 1.0}, {"acc": 0.0}] for s in ug.SUBTASKS},
+            **gapeval_tasks([1, 1, 0, 0], [0, 0, 0, 0]),
+        },
+    )
+    write_run(
+        root,
+        "uni-model",
+        {
+            "mme_unify_sipu": [{"acc": 1}] * 4,
+            "mme_unify_tig": [{"clip_i": 0.6, "clip_t": 30.0}, {"clip_i": 0.8, "clip_t": 20.0}],
+            "mme_unify_iee": [
+                {"text_correct": 1, "image_correct": 1},
+                {"text_correct": 1, "image_correct": 0},
+            ],
+            **{ug.task_name(s): [{"acc": 1.0}, {"acc": 1.0}] for s in ug.SUBTASKS},
+            **{ug.task_name(s, "_gta"): [{"acc": float(s == "chartqa")}, {"acc": 1.0}] for s in ug.SUBTASKS},
+            "uni_mmmu_maze": [
+                {"text_step_acc": 1.0, "text_sample_acc": 1.0, "img_step_acc": 0.5, "img_sample_acc": 0.0}
+            ],
+            **gapeval_tasks([1, 1, 1, 0], [1, 0, 1, 0]),
+        },
+    )
+    pairs = tmp_path / "pairs.yaml"
+    pairs.write_text(yaml.safe_dump({"pairs": {"uni-model": "base-vlm"}}))
+    return root, pairs
+
+
+def approx(expected: float):
+    """CSV values are written with 4 decimals."""
+    return pytest.approx(expected, abs=1e-4)
+
+
+def read_csv(path: Path) -> dict[str, dict[str, str]]:
+    with path.open(newline="", encoding="utf-8") as f:
+        return {row["model"]: row for row in csv.DictReader(f)}
+
+
+def run(args: list[str]) -> int:
+    return main([str(a) for a in args])
+
+
+def test_all_benchmarks_markdown_csv_html_and_figures(runs, tmp_path, capsys):
+    root, pairs = runs
+    out = tmp_path / "board"
+    assert run([root, "--pairs", pairs, "-o", out, "--bootstrap", 100]) == 0
+    printed = capsys.readouterr().out
+    assert TABLE2_HEADER in printed
+    for title in ("MME-Unify (Table 2)", "UniG2U-Bench (Table 4)", "Uni-MMMU (Table 2)", "GapEval (Table 2)"):
+        assert f"### {title}" in printed
+    page = (out / "leaderboard.html").read_text()
+    assert page.count("data:image/png;base64,") == len(list(out.glob("figure_*.png"))) >= 7
+    assert "GapEval gap vs ability" in page and "Spearman" in page
+    assert (out / "leaderboard.md").read_text() == printed.split("wrote ")[0] or printed.startswith("###")
+    gap = read_csv(out / "gapeval_table2.csv")
+    for model in ("base-vlm", "uni-model"):
+        assert 0.0 <= float(gap[model]["Overall Gap"]) <= 100.0
+        assert gap[model]["reasoning Succ."] == ("0.0000" if model == "base-vlm" else "50.0000")
+    assert read_csv(out / "uni_mmmu_table2.csv")["uni-model"]["Maze T step"] == "100.0000"
+
+
+def test_mme_u_scores_and_unsupported_cells(runs, tmp_path):
+    root, pairs = runs
+    assert (
+        run([root, "--benchmark", "mme_unify", "-o", tmp_path / "b", "--no-plots", "--bootstrap", 200]) == 0
+    )
+    rows = read_csv(tmp_path / "b" / "mme_unify_table2.csv")
+    uni, base = rows["uni-model"], rows["base-vlm"]
+    assert float(uni["TIG"]) == approx((70.0 + 25.0) / 2)
+    assert float(uni["Gen. Avg"]) == approx(47.5 / 6)
+    assert float(uni["Unify Avg"]) == approx(75.0 / 5)
+    assert float(uni["MME-U"]) == approx((100 / 3 + 47.5 / 6 + 15.0) / 3)
+    assert base["TIG"] == "-" and base["Gen. Avg"] == "-"
+    assert float(base["MME-U"]) == approx(75.0 / 9)  # missing generation/unify count as 0
+    assert float(base["SIPU ci_low"]) <= 75.0 <= float(base["SIPU ci_high"])
+    table3 = read_csv(tmp_path / "b" / "mme_unify_table3.csv")["uni-model"]
+    assert (table3["IEE Text"], table3["IEE Image"], table3["IEE Acc+"]) == ("100.0000", "50.0000", "50.0000")
+    markdown = (tmp_path / "b" / "leaderboard.md").read_text()
+    assert "| base-vlm | 75.00 | - | - | 25.00 | - | - | - | - |" in markdown
+
+
+def test_unig2u_table4_gains_against_the_paired_base(runs, tmp_path):
+    root, pairs = runs
+    assert run([root, "--benchmark", "unig2u", "--pairs", pairs, "-o", tmp_path / "b", "--no-plots"]) == 0
+    table4 = read_csv(tmp_path / "b" / "unig2u_table4.csv")
+    assert list(table4) == ["base-vlm *", "uni-model (direct)", "uni-model (GtA)"]
+    assert float(table4["base-vlm *"]["Overall"]) == 50.0 and float(table4["base-vlm *"]["Δ"]) == 0.0
+    assert float(table4["uni-model (direct)"]["Δ"]) == approx(50.0)
+    gta = table4["uni-model (GtA)"]  # 50 on every subtask except chartqa (100)
+    assert float(gta["Chart & Table"]) == 100.0 and float(gta["Physics Reasoning"]) == 50.0
+    assert float(gta["Overall"]) == approx(50 + 50 / 30)  # chartqa is 100 of the paper's 3000 samples
+    assert float(gta["Δ"]) == approx(50 / 30)
+    gains = read_csv(tmp_path / "b" / "unig2u_gains.csv")
+    assert float(gains["uni-model: Δ_Direct (vs base-vlm)"]["Overall"]) == approx(50.0)
+    delta_gta = gains["uni-model: Δ_GtA (GtA − Direct)"]
+    assert float(delta_gta["Overall"]) == approx(50 / 30 - 50) and float(delta_gta["Chart & Table"]) == 0.0
+    # Paired bootstrap: the base's noise is shared with the unified model's, so the Δ interval is valid.
+    low, high = (float(table4["uni-model (direct)"][f"Δ {s}"]) for s in ("ci_low", "ci_high"))
+    assert low <= 50.0 <= high
+
+
+def test_unpaired_models_get_no_delta(runs, tmp_path):
+    root, _ = runs
+    empty = tmp_path / "none.yaml"
+    empty.write_text("pairs: {}\n")
+    assert run([root, "--benchmark", "unig2u", "--pairs", empty, "-o", tmp_path / "b", "--no-plots"]) == 0
+    table4 = read_csv(tmp_path / "b" / "unig2u_table4.csv")
+    assert {r["Δ"] for r in table4.values()} == {"-"}
+
+
+@pytest.fixture
+def graded_runs(tmp_path) -> Path:
+    """Four models of clearly different skill on the full-size MME-Unify (synthetic samples)."""
+    rng = np.random.default_rng(0)
+    for skill in (0.2, 0.4, 0.6, 0.8):
+        write_run(tmp_path / "graded", f"skill-{skill}", benchmark_rows("mme_unify", skill, rng))
+    return tmp_path / "graded"
+
+
+def test_bootstrap_is_seeded(graded_runs, tmp_path):
+    outputs = []
+    for seed, name in ((0, "a"), (0, "b"), (1, "c")):
+        args = [graded_runs, "--benchmark", "mme_unify", "--seed", seed, "-o", tmp_path / name, "--no-plots"]
+        assert run(args) == 0
+        outputs.append((tmp_path / name / "mme_unify_table2.csv").read_text())
+    assert outputs[0] == outputs[1] != outputs[2]
+    rows = read_csv(tmp_path / "a" / "mme_unify_table2.csv")
+    for row in rows.values():
+        assert float(row["MME-U ci_low"]) < float(row["MME-U"]) < float(row["MME-U ci_high"])
+
+
+def test_split_half_reports_rank_agreement(graded_runs, tmp_path):
+    assert (
+        run([graded_runs, "--benchmark", "mme_unify", "--split-half", "-o", tmp_path / "b", "--no-plots"])
+        == 0
+    )
+    agreement = read_csv(tmp_path / "b" / "mme_unify_split_half_agreement.csv")
+    assert set(agreement) == {f"{c} (n=4)" for c in ("Und. Avg", "Gen. Avg", "Unify Avg", "MME-U")}
+    assert float(agreement["MME-U (n=4)"]["Kendall τ_b"]) == 1.0  # well-separated models keep their order
+    halves = read_csv(tmp_path / "b" / "mme_unify_split_half.csv")
+    assert len(halves) == 8 and "Split B / skill-0.8" in halves
+
+
+def test_split_half_with_ties_reports_no_correlation(runs, tmp_path):
+    root, _ = runs
+    assert run([root, "--benchmark", "mme_unify", "--split-half", "-o", tmp_path / "b", "--no-plots"]) == 0
+    agreement = read_csv(tmp_path / "b" / "mme_unify_split_half_agreement.csv")
+    assert agreement["Gen. Avg (n=1)"]["Kendall τ_b"] == "-"
+
+
+def test_errors(tmp_path, capsys):
+    assert run([tmp_path / "missing"]) == 2
+    write_run(tmp_path / "other", "m", {"mmmu_val": [{"acc": 1}]})
+    assert run([tmp_path / "other", "-o", tmp_path / "b", "--no-plots"]) == 1
+    assert "no all results" in capsys.readouterr().err
+
+
+def test_default_pairs_file_is_the_papers_table4_pairing():
+    pairs = load_pairs(DEFAULT_PAIRS)
+    assert len(pairs) == 21 and pairs["OmniGen2"] == "qwen2.5-vl-7b" and pairs["bagel"] == "llava-onevision"
+
+
+TASK_UTILS = """
+def doc_to_text(doc):
+    return doc["question"]
+
+
+def doc_to_visual(doc):
+    return []
+
+
+def sipu_results(doc, results):
+    return {"acc": float(results[0].strip() == doc["answer"])}
+
+
+def iee_results(doc, results):
+    return {"text_correct": float(results[0].strip() == doc["answer"]), "image_correct": 0.0}
+"""
+TASK_YAML = """
+task: {task}
+dataset_path: json
+dataset_kwargs:
+  data_files:
+    test: data.jsonl
+test_split: test
+output_type: generate_until
+doc_to_visual: !function utils.doc_to_visual
+doc_to_text: !function utils.doc_to_text
+doc_to_target: answer
+process_results: !function utils.{fn}
+metric_list:
+  - metric: {metric}
+    aggregation: mean
+    higher_is_better: true
+"""
+
+
+@pytest.mark.slow
+def test_result_folders_written_by_the_real_lmms_eval_cli(tmp_path):
+    """Stand-in task packs scored by lmms-eval's `dummy` model (always answers "A")."""
+    tasks = tmp_path / "tasks"
+    tasks.mkdir()
+    answers = ["A", "B", "A", "A", "C"]
+    (tasks / "data.jsonl").write_text(
+        "".join(f'{{"question": "q{i}", "answer": "{a}"}}\n' for i, a in enumerate(answers))
+    )
+    (tasks / "utils.py").write_text(TASK_UTILS)
+    for task, fn, metric in (
+        ("mme_unify_sipu", "sipu_results", "acc"),
+        ("mme_unify_iee", "iee_results", "text_correct"),
+    ):
+        (tasks / f"{task}.yaml").write_text(
+            textwrap.dedent(TASK_YAML.format(task=task, fn=fn, metric=metric))
+        )
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    cli = [sys.executable, "-m", "lmms_eval", "--model", "dummy", "--tasks", "mme_unify_sipu,mme_unify_iee"]
+    cli += ["--include_path", str(tasks), "--output_path", str(tmp_path / "out"), "--log_samples"]
+    subprocess.run(cli, check=True, capture_output=True, env=env, cwd=tmp_path, timeout=300)
+    assert run([tmp_path / "out", "--benchmark", "mme_unify", "-o", tmp_path / "b", "--no-plots"]) == 0
+    row = read_csv(tmp_path / "b" / "mme_unify_table2.csv")["dummy"]
+    assert float(row["SIPU"]) == approx(60.0)
+    assert float(row["IEE"]) == approx(30.0)  # (text 60 + image 0) / 2
+    assert float(row["MME-U"]) == approx((60.0 / 3 + 30.0 / 5) / 3)
