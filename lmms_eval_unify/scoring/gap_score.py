@@ -124,6 +124,10 @@ class GapScoreResult:
     models: dict[str, ModelGap]
 
 
+_Objective = Callable[[torch.Tensor], torch.Tensor]
+_FitOutput = tuple[torch.Tensor, torch.Tensor, int, torch.Tensor]  # x, per-model J, steps, per-model max |∇J|
+
+
 class _Data(NamedTuple):
     """Pseudo-counts, each of shape (categories, models)."""
 
@@ -223,7 +227,9 @@ def _map_objective_fn(data: _Data, params: GapScoreParams) -> Callable[..., torc
     n_cat = data.text_succ.shape[0]
     log_2pi_const = n_cat * math.log(2.0 * math.pi)
 
-    def objective(theta: torch.Tensor, beta: torch.Tensor, mu: torch.Tensor, chol_raw: torch.Tensor):
+    def objective(
+        theta: torch.Tensor, beta: torch.Tensor, mu: torch.Tensor, chol_raw: torch.Tensor
+    ) -> torch.Tensor:
         guide_trace = poutine.trace(_map_guide).get_trace(theta)
         model_trace = poutine.trace(poutine.replay(_mirt_model, trace=guide_trace)).get_trace(
             data, params, beta, mu, chol_raw
@@ -251,7 +257,8 @@ class _Layout(NamedTuple):
 
     def pack(
         self, theta: torch.Tensor, beta: torch.Tensor, mu: torch.Tensor, chol_raw: torch.Tensor, floor: float
-    ):
+    ) -> torch.Tensor:
+        """The flat (models, P) tensor of (θ, β, μ, L_raw)."""
         first = theta
         if self.whitened:
             scale_tril = _cholesky(chol_raw, floor)
@@ -285,7 +292,7 @@ def _single_thread() -> Iterator[None]:
         torch.set_num_threads(previous)
 
 
-def _flat_objective(data: _Data, params: GapScoreParams, layout: _Layout, x0: torch.Tensor):
+def _flat_objective(data: _Data, params: GapScoreParams, layout: _Layout, x0: torch.Tensor) -> _Objective:
     """Per-model J as a function of the flat tensor, traced to TorchScript when ``params.jit``."""
     map_objective = _map_objective_fn(data, params)
 
@@ -317,8 +324,8 @@ def _initial_state(data: _Data, params: GapScoreParams, dtype: torch.dtype) -> t
 
 
 def _per_model_grad(
-    objective: Callable[[torch.Tensor], torch.Tensor], x: torch.Tensor, create_graph: bool = False
-):
+    objective: _Objective, x: torch.Tensor, create_graph: bool = False
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """Per-model objective and its gradient rows (objectives are independent across models)."""
     x = x.detach().requires_grad_()
     loss = objective(x)
@@ -327,8 +334,12 @@ def _per_model_grad(
 
 
 def _adamw_step(
-    x: torch.Tensor, grad: torch.Tensor, moments: tuple[torch.Tensor, torch.Tensor], step: int, params
-):
+    x: torch.Tensor,
+    grad: torch.Tensor,
+    moments: tuple[torch.Tensor, torch.Tensor],
+    step: int,
+    params: GapScoreParams,
+) -> None:
     """One in-place update with the arithmetic of ``torch.optim.AdamW`` (single-tensor path).
 
     Written out so that a fit does not pay torch.optim's one-off ~1 s lazy import of torch._dynamo
@@ -343,9 +354,7 @@ def _adamw_step(
     x.addcdiv_(exp_avg, denom, value=-params.lr / (1 - beta1**step))
 
 
-def _fit_official(
-    objective: Callable[[torch.Tensor], torch.Tensor], x0: torch.Tensor, params: GapScoreParams
-):
+def _fit_official(objective: _Objective, x0: torch.Tensor, params: GapScoreParams) -> _FitOutput:
     """AdamW for a fixed number of steps; keep the iterate after the step with the lowest pre-step loss."""
     x = x0.clone().requires_grad_()
     moments = (torch.zeros_like(x0), torch.zeros_like(x0))
@@ -369,7 +378,9 @@ def _batched_hessian(grad: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     return torch.stack(columns, dim=-1)
 
 
-def _marquardt_step(hess: torch.Tensor, grad: torch.Tensor, damping: torch.Tensor):
+def _marquardt_step(
+    hess: torch.Tensor, grad: torch.Tensor, damping: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor]:
     """Solve (H + λ·diag|H|) d = −g per model; also return whether the system was positive definite."""
     scale = torch.diagonal(hess, dim1=-2, dim2=-1).abs().clamp_min(1e-8)
     factor, info = torch.linalg.cholesky_ex(hess + torch.diag_embed(damping[:, None] * scale))
@@ -379,7 +390,7 @@ def _marquardt_step(hess: torch.Tensor, grad: torch.Tensor, damping: torch.Tenso
     return torch.where(ok[:, None], step, 0.0), ok
 
 
-def _fit_stable(objective: Callable[[torch.Tensor], torch.Tensor], x0: torch.Tensor, params: GapScoreParams):
+def _fit_stable(objective: _Objective, x0: torch.Tensor, params: GapScoreParams) -> _FitOutput:
     """Batched Levenberg–Marquardt (damped Newton) until every model's gradient is below ``grad_tol``."""
     x, damping, steps = x0, torch.full((x0.shape[0],), 1e-3, dtype=x0.dtype), 0
     while True:
