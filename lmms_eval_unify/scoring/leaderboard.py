@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
 import sys
+import tempfile
 from collections.abc import Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_context
 from pathlib import Path
 
 import yaml
@@ -63,15 +64,13 @@ def build(
 ) -> tuple[list[bd.Board], list[tuple[str, bytes]]]:
     """All boards and figures for the chosen benchmarks.
 
-    The GapEval MIRT fit (torch) runs in a worker process while the other boards are built.
+    The GapEval MIRT fit (torch) runs in a child process while the other boards are built.
     """
     gap_scored = bd.gapeval_scored(models, options) if "gapeval" in benchmarks else []
     joint = bd.gap_inputs(gap_scored)
-    with ProcessPoolExecutor(max_workers=1, mp_context=get_context("spawn")) as pool:
-        gap_fit = pool.submit(bd.fit_gaps, joint) if joint else None
-        boards, figures = _other_boards(models, benchmarks, pairs, options, plots)
-        gaps = gap_fit.result() if gap_fit else {}
-    gap, points = bd.gapeval_boards(gap_scored, gaps, options)
+    gap_fit = _start_gap_fit(joint) if joint else None
+    boards, figures = _other_boards(models, benchmarks, pairs, options, plots)
+    gap, points = bd.gapeval_boards(gap_scored, _gap_fit_result(gap_fit) if gap_fit else {}, options)
     boards += gap
     if plots and gap:
         from lmms_eval_unify.scoring import plots as pl
@@ -81,6 +80,33 @@ def build(
         if (scatter := pl.gap_scatter(points)) is not None:
             figures.append(("GapEval gap vs ability (Fig. 3)", scatter))
     return boards, figures
+
+
+GAP_FIT_CODE = (
+    "import json, sys; from lmms_eval_unify.scoring.boards import fit_gaps; "
+    "json.dump(fit_gaps(json.load(sys.stdin)), sys.stdout)"
+)
+
+
+def _start_gap_fit(joint: Mapping[str, Mapping[str, Sequence[float]]]) -> subprocess.Popen:
+    """Start the Gap Score fit in a fresh interpreter (JSON in via a temporary file, JSON out on stdout)."""
+    with tempfile.TemporaryFile("w+", encoding="utf-8") as inputs:
+        json.dump(joint, inputs)
+        inputs.seek(0)
+        return subprocess.Popen(
+            [sys.executable, "-c", GAP_FIT_CODE],
+            stdin=inputs,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+
+def _gap_fit_result(process: subprocess.Popen) -> dict[str, dict[str, float]]:
+    out, err = process.communicate()
+    if process.returncode != 0:
+        raise RuntimeError(f"Gap Score fit failed:\n{err}")
+    return json.loads(out)
 
 
 def _other_boards(
