@@ -1,0 +1,59 @@
+"""Tiny randomly initialised backbones for tests and benchmarks, selected through the normal MetricConfig."""
+
+from __future__ import annotations
+
+import os
+from functools import partial
+
+import torch
+from torch import nn
+
+from lmms_eval_unify.metrics.config import RANDOM_WEIGHTS, MetricConfig, resolve_config, seeded_random_init
+
+TINY_DREAMSIM_TYPE = "clip_vitl14"
+
+
+def write_tiny_dreamsim_checkpoint(directory: str | os.PathLike) -> None:
+    """Write a DreamSim weights folder for type `clip_vitl14`: a 2-layer 64-wide ViT (its architecture is read
+    from the checkpoint's kwargs) and a LoRA adapter with non-zero weights, laid out like the release zips."""
+    from dreamsim.feature_extraction.vision_transformer import VisionTransformer
+    from dreamsim.model import PerceptualModel
+    from peft import LoraConfig, get_peft_model
+
+    directory = str(directory)
+    kwargs = dict(
+        img_size=[224], patch_size=14, embed_dim=64, depth=2, num_heads=2, mlp_ratio=4, qkv_bias=True
+    )
+    with seeded_random_init():
+        vit = VisionTransformer(**kwargs, norm_layer=partial(nn.LayerNorm, eps=1e-6))
+        vit.pos_drop = nn.LayerNorm(64)
+        state = vit.state_dict()
+        state["proj"] = torch.randn(64, 32)
+        torch.save(
+            {"kwargs": kwargs, "state_dict": state}, os.path.join(directory, "clipl14_as_dino_vitl.pth.tar")
+        )
+        model = PerceptualModel(
+            model_type=TINY_DREAMSIM_TYPE, feat_type="embedding", stride="14", lora=True,
+            load_dir=directory, device="cpu", normalize_embeds=True,
+        )  # fmt: skip
+        lora = LoraConfig(r=4, lora_alpha=8, lora_dropout=0.0, bias="none", target_modules=["qkv"])
+        adapted = get_peft_model(model, lora)
+        for name, param in adapted.named_parameters():
+            if "lora_B" in name:
+                param.data.normal_(std=0.5)
+        adapted.save_pretrained(os.path.join(directory, f"{TINY_DREAMSIM_TYPE}_single_lora"))
+
+
+def tiny_configs(dreamsim_dir: str | os.PathLike, device: str = "cpu") -> dict[str, MetricConfig]:
+    """One tiny config per family (CLIP 3M params at 32 px, random-trunk LPIPS-Alex, tiny DreamSim, tiny conv
+    net for FID/FVD). `dreamsim_dir` must hold `write_tiny_dreamsim_checkpoint`'s files."""
+    return {
+        "clip_score": resolve_config("clip_score", backbone="tiny", weights=RANDOM_WEIGHTS, device=device),
+        "clip_choice": resolve_config("clip_choice", backbone="tiny", weights=RANDOM_WEIGHTS, device=device),
+        "lpips": resolve_config("lpips", weights=RANDOM_WEIGHTS, device=device),
+        "dreamsim": resolve_config(
+            "dreamsim", backbone=TINY_DREAMSIM_TYPE, weights=str(dreamsim_dir), device=device
+        ),
+        "fid": resolve_config("fid", backbone="tiny", weights=RANDOM_WEIGHTS, device=device),
+        "fvd": resolve_config("fvd", backbone="tiny", weights=RANDOM_WEIGHTS, device=device),
+    }
