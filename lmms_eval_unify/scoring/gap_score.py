@@ -137,14 +137,14 @@ class _Data(NamedTuple):
     image_fail: torch.Tensor
 
 
-def joint_counts_from_pairs(pairs: Iterable[tuple[bool | None, bool | None]]) -> PairCounts:
+def joint_counts_from_pairs(pairs: Iterable[tuple[object, object]]) -> PairCounts:
     """Tally per-question (text_correct, image_correct) outcomes; ``None`` (missing) counts as wrong."""
     tally = {(True, True): 0, (True, False): 0, (False, True): 0, (False, False): 0}
     missing_text = missing_image = 0
     for text_ok, image_ok in pairs:
         missing_text += text_ok is None
         missing_image += image_ok is None
-        tally[(text_ok is True, image_ok is True)] += 1
+        tally[(text_ok is not None and bool(text_ok), image_ok is not None and bool(image_ok))] += 1
     counts = JointCounts(
         tally[(True, True)], tally[(True, False)], tally[(False, True)], tally[(False, False)]
     )

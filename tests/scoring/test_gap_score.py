@@ -315,6 +315,8 @@ def test_joint_counts_from_pairs_counts_missing_sides_as_wrong():
     assert tally.counts == JointCounts(n11=1, n10=2, n01=2, n00=2)
     assert (tally.missing_text, tally.missing_image) == (2, 2)
     assert sum(tally.counts) == len(pairs)
+    as_numpy = joint_counts_from_pairs([(np.bool_(a), np.bool_(b)) for a, b in pairs[:4]] + [(1, 0)])
+    assert as_numpy.counts == JointCounts(n11=1, n10=2, n01=1, n00=1)
 
 
 @pytest.mark.parametrize(
