@@ -11,6 +11,8 @@ are all included.
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -55,8 +57,10 @@ def main_bench() -> None:
         pairs = make_runs(root, args.runs)
         argv = [str(root / "runs"), "--benchmark", "all", "--pairs", str(pairs), "-o", str(root / "board")]
         argv += ["--split-half"] * args.split_half + ["--no-plots"] * args.no_plots
-        times = []
+        load = os.getloadavg()[0]
+        times, cpu = [], []
         for _ in range(args.repeat):
+            before = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.perf_counter()
             subprocess.run(
                 [sys.executable, "-m", "lmms_eval_unify.scoring.leaderboard", *argv],
@@ -64,8 +68,12 @@ def main_bench() -> None:
                 capture_output=True,
             )
             times.append(time.perf_counter() - start)
+            after = resource.getrusage(resource.RUSAGE_CHILDREN)
+            cpu.append(after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
     print(
-        f"leaderboard over {args.runs} runs (all benchmarks): best {min(times):.2f} s, runs {[f'{t:.2f}' for t in times]}"
+        f"leaderboard over {args.runs} runs (all benchmarks): wall best {min(times):.2f} s "
+        f"{[round(t, 2) for t in times]}, CPU (incl. the Gap Score child) {[round(c, 2) for c in cpu]} s, "
+        f"{os.cpu_count()} CPUs, load average before {load:.2f}"
     )
 
 

@@ -10,7 +10,6 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from scipy import stats  # noqa: E402
 
 from lmms_eval_unify.scoring.boards import Board  # noqa: E402
 
@@ -71,12 +70,19 @@ def heatmap(
     return _png(fig)
 
 
+def average_ranks(values: np.ndarray) -> np.ndarray:
+    """1-based ranks, ties sharing their average rank (as Spearman's rho needs)."""
+    _, inverse, counts = np.unique(values, return_inverse=True, return_counts=True)
+    return (np.cumsum(counts) - (counts - 1) / 2.0)[inverse]
+
+
 def spearman_matrix(vectors: np.ndarray) -> np.ndarray:
     """Pairwise Spearman correlation between the columns of `vectors`, over the rows where both are finite."""
     k = vectors.shape[1]
     if np.isfinite(vectors).all():
+        ranks = np.apply_along_axis(average_ranks, 0, vectors)
         with np.errstate(invalid="ignore", divide="ignore"):
-            return np.corrcoef(stats.rankdata(vectors, axis=0), rowvar=False).reshape(k, k)
+            return np.corrcoef(ranks, rowvar=False).reshape(k, k)
     out = np.full((k, k), np.nan)
     for i in range(k):
         for j in range(i, k):

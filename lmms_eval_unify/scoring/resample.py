@@ -12,7 +12,6 @@ from collections.abc import Callable, Mapping, Sequence
 from functools import lru_cache
 
 import numpy as np
-from scipy import stats
 
 from lmms_eval_unify.scoring.aggregate import Score
 from lmms_eval_unify.scoring.samples import Features, feature_means, n_samples
@@ -86,6 +85,8 @@ def rank_agreement(half_a: Sequence[float], half_b: Sequence[float]) -> tuple[fl
     """Kendall's tau-b and Spearman's rho between two halves' scores of the same models."""
     if len(half_a) < 2 or np.ptp(half_a) == 0 or np.ptp(half_b) == 0:
         return float("nan"), float("nan")  # undefined without two distinct scores on each side
+    from scipy import stats  # imported here: ~1 s, and only --split-half needs it
+
     tau = stats.kendalltau(half_a, half_b, variant="b").statistic
     rho = stats.spearmanr(half_a, half_b).statistic
     return float(tau), float(rho)
