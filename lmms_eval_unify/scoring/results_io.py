@@ -68,8 +68,9 @@ def load_results(paths: Sequence[Path], warn=sys.stderr) -> dict[str, ModelResul
         entry = models.setdefault(label, ModelResults(label))
         entry.sources.append(results_file)
         prefix = results_file.name[: -len(RESULTS_SUFFIX)]
+        groups = {g for g, subtasks in results.get("group_subtasks", {}).items() if subtasks}
         for task in results.get("results", {}):
-            if not task.startswith(BENCHMARK_PREFIXES):
+            if not task.startswith(BENCHMARK_PREFIXES) or task in groups:
                 continue
             samples_file = results_file.with_name(f"{prefix}_samples_{task}.jsonl")
             if not samples_file.exists():

@@ -48,11 +48,14 @@ def test_task_without_samples_is_skipped_with_a_warning(tmp_path):
     path = write_run(tmp_path, "m", {"mme_unify_sipu": [{"acc": 1}]})
     data = json.loads(path.read_text())
     data["results"]["mme_unify_vpu"] = {"alias": "mme_unify_vpu", "acc,none": 0.5}
+    data["results"]["mme_unify"] = {"alias": "mme_unify"}  # a group: never has a samples file
+    data["group_subtasks"] = {"mme_unify": ["mme_unify_sipu", "mme_unify_vpu"], "mme_unify_sipu": []}
     path.write_text(json.dumps(data))
     warnings = io.StringIO()
     res = load_results([tmp_path], warn=warnings)["m"]
-    assert "mme_unify_vpu" not in res.samples
-    assert "--log_samples" in warnings.getvalue()
+    assert set(res.samples) == {"mme_unify_sipu"}
+    assert "mme_unify_vpu; rerun with --log_samples" in warnings.getvalue()
+    assert "for mme_unify;" not in warnings.getvalue()
 
 
 def test_later_runs_override_earlier_ones(tmp_path):
