@@ -265,3 +265,14 @@ def test_result_folders_written_by_the_real_lmms_eval_cli(tmp_path):
     assert float(row["SIPU"]) == approx(60.0)
     assert float(row["IEE"]) == approx(30.0)  # (text 60 + image 0) / 2
     assert float(row["MME-U"]) == approx((60.0 / 3 + 30.0 / 5) / 3)
+
+
+def test_a_failed_gap_fit_leaves_gap_cells_empty(runs, tmp_path, monkeypatch, capsys):
+    root, _ = runs
+    monkeypatch.setattr(
+        "lmms_eval_unify.scoring.leaderboard.GAP_FIT_CODE", "import sys; sys.exit('no torch')"
+    )
+    assert run([root, "--benchmark", "gapeval", "-o", tmp_path / "b", "--no-plots"]) == 0
+    assert "no torch" in capsys.readouterr().err
+    row = read_csv(tmp_path / "b" / "gapeval_table2.csv")["uni-model"]
+    assert row["Overall Gap"] == "-" and row["reasoning Und."] == "75.0000"
