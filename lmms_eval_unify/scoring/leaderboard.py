@@ -158,7 +158,7 @@ def main(argv: list[str] | None = None) -> int:
     options = bd.Options(replicates=args.bootstrap, seed=args.seed, split_half=args.split_half)
     boards, figures = build(models, benchmarks, load_pairs(args.pairs), options, plots=not args.no_plots)
     if not boards:
-        print(f"error: no {args.benchmark} results with samples under the given folders", file=sys.stderr)
+        print(f"error: no samples for --benchmark {args.benchmark} under the given folders", file=sys.stderr)
         return 1
     text = "\n".join(markdown(b) for b in boards)
     print(text)

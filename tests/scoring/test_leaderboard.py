@@ -196,7 +196,7 @@ def test_errors(tmp_path, capsys):
     assert run([tmp_path / "missing"]) == 2
     write_run(tmp_path / "other", "m", {"mmmu_val": [{"acc": 1}]})
     assert run([tmp_path / "other", "-o", tmp_path / "b", "--no-plots"]) == 1
-    assert "no all results" in capsys.readouterr().err
+    assert "no samples for --benchmark all" in capsys.readouterr().err
 
 
 def test_default_pairs_file_is_the_papers_table4_pairing():
