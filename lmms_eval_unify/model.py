@@ -9,13 +9,16 @@ images through the output contract, resumes finished samples, and records per-re
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import time
 import traceback
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import torch
 from accelerate import PartialState
 from lmms_eval.api.instance import Instance
 from lmms_eval.api.model import lmms
@@ -47,6 +50,58 @@ def to_pil_images(visuals: Any) -> list[Image.Image]:
     return items
 
 
+DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
+
+
+def resolve_device(device: str | None, local_index: int = 0) -> torch.device:
+    """The device a model runs on: ``device`` if given, else this process's GPU, else the CPU."""
+    if device:
+        return torch.device(device)
+    return torch.device("cuda", local_index) if torch.cuda.is_available() else torch.device("cpu")
+
+
+def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torch.dtype:
+    """``dtype`` if given (``bfloat16``, ``float16``, ``float32``), else bf16 on CUDA and fp32 elsewhere."""
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    if dtype:
+        if str(dtype) not in DTYPES:
+            raise ValueError(f"dtype must be one of {sorted(DTYPES)}, got {dtype!r}")
+        return DTYPES[str(dtype)]
+    return torch.bfloat16 if device.type == "cuda" else torch.float32
+
+
+@contextlib.contextmanager
+def seeded(seed: int, device: torch.device | None = None) -> Iterator[None]:
+    """Run a block with torch's global RNGs seeded, restoring them afterwards (reproducible samples)."""
+    cuda = device is not None and device.type == "cuda"
+    with torch.random.fork_rng(devices=[device] if cuda else [], device_type="cuda" if cuda else "cpu"):
+        torch.manual_seed(seed)
+        yield
+
+
+def decoding_options(decoding: dict[str, Any], cap: int | None = None) -> dict[str, Any]:
+    """Task decoding parameters as Hugging Face ``generate`` keywords (temperature 0 means greedy).
+
+    ``cap`` (an adapter's ``max_new_tokens`` model argument) bounds the task's ``max_new_tokens``.
+    """
+    max_new = int(decoding.get("max_new_tokens", 512))
+    options: dict[str, Any] = {"max_new_tokens": min(max_new, cap) if cap else max_new}
+    temperature = float(decoding.get("temperature", 0) or 0)
+    if temperature > 0 or decoding.get("do_sample"):
+        options.update(do_sample=True, temperature=temperature or 1.0)
+        if "top_p" in decoding and decoding["top_p"] is not None:
+            options["top_p"] = float(decoding["top_p"])
+    else:
+        options["do_sample"] = False
+    return options
+
+
+def as_bool(value: Any) -> bool:
+    """A model argument read as a boolean (``true``/``false``/``1``/``0`` strings included)."""
+    return str(value).lower() not in ("false", "0", "no", "none", "")
+
+
 @dataclass(frozen=True)
 class RequestInfo:
     """The request being served (instruments such as the oracle read their document through it)."""
@@ -66,19 +121,35 @@ class UnifiedModel(lmms):
     max_input_images: ClassVar[int | None] = None
     """How many input images the model takes (``1`` for single-image models; ``None``: any number)."""
 
-    def __init__(self, output_dir: str | None = None, seed: int = 0, resume: bool = True, **kwargs: Any) -> None:
+    def __init__(
+        self,
+        output_dir: str | None = None,
+        seed: int = 0,
+        resume: bool = True,
+        device: str | None = None,
+        dtype: str | None = None,
+        batch_size: int | str = 1,
+        **kwargs: Any,
+    ) -> None:
         super().__init__()
-        ignored = {k: v for k, v in kwargs.items() if k not in ("batch_size", "max_batch_size", "device")}
+        ignored = {k: v for k, v in kwargs.items() if k != "max_batch_size"}
         if ignored:
             logger.warning("{}: ignoring unknown model arguments {}", self.model_id, sorted(ignored))
         self.seed = int(seed)
-        self.resume = str(resume).lower() not in ("false", "0", "no")
-        self.media = MediaStore(resolve_output_root(output_dir) / self.model_id)
-        self.model_args = self.describe()
-        self.phase = Phase()
-        self.request: RequestInfo | None = None
+        self.resume = as_bool(resume)
         state = PartialState()
         self._rank, self._world_size = state.process_index, state.num_processes
+        self.device = resolve_device(device, state.local_process_index)
+        self.dtype = resolve_dtype(dtype, self.device)
+        self.batch_size = max(1, int(batch_size)) if str(batch_size).isdigit() else 1
+        self.media = MediaStore(resolve_output_root(output_dir) / self.model_id)
+        self.phase = Phase()
+        self.request: RequestInfo | None = None
+
+    @property
+    def model_args(self) -> dict[str, Any]:
+        """This model's identifying arguments (read when signing a request, after the adapter is built)."""
+        return self.describe()
 
     def describe(self) -> dict[str, Any]:
         """What identifies this model's outputs in resume signatures (adapters add their arguments)."""
@@ -94,6 +165,14 @@ class UnifiedModel(lmms):
     def generate_video(self, prompt: str, images: list[Image.Image], **decoding: Any) -> list[Image.Image]:
         raise NotImplementedError(f"{self.model_id} cannot generate videos")
 
+    def understand_batch(self, batch: list[tuple[list[Image.Image], str]], **decoding: Any) -> list[str]:
+        """Answers to several ``(images, prompt)`` pairs sharing decoding parameters.
+
+        Adapters whose backend batches override this; the base class serves ``direct`` requests through
+        it in chunks of the ``batch_size`` model argument when they do.
+        """
+        return [self.understand(images, prompt, **decoding) for images, prompt in batch]
+
     def sample_seed(self, task: str, doc_id: Any) -> int:
         """A per-sample seed, stable across runs and processes."""
         digest = hashlib.sha256(f"{self.seed}/{task}/{doc_id}".encode()).digest()
@@ -101,7 +180,19 @@ class UnifiedModel(lmms):
 
     # ---- lmms-eval entry points ----------------------------------------------------------------------
     def generate_until(self, requests: list[Instance]) -> list[str]:
-        return [self.respond(request) for request in tqdm(requests, desc=f"{self.model_id}", disable=self.rank != 0)]
+        batches = self._direct_batches(requests) if self._batches_understanding() else []
+        batched = {index for batch in batches for index in batch}
+        responses: dict[int, str] = {}
+        progress = tqdm(total=len(requests), desc=f"{self.model_id}", disable=self.rank != 0)
+        for batch in batches:
+            responses.update(self._respond_batch([requests[i] for i in batch], batch))
+            progress.update(len(batch))
+        for index, request in enumerate(requests):
+            if index not in batched:
+                responses[index] = self.respond(request)
+                progress.update(1)
+        progress.close()
+        return [responses[i] for i in range(len(requests))]
 
     def generate_visual_cot(self, requests: list[Instance]) -> list[str]:
         return self.generate_until(requests)
@@ -156,6 +247,55 @@ class UnifiedModel(lmms):
             logger.error("{} failed on {}/{}: {}", self.model_id, task, doc_id, exc)
             logger.debug(traceback.format_exc())
             return UnifiedOutput(name, error=f"{type(exc).__name__}: {exc}", timings=run.timings if run else {})
+
+    # ---- batched understanding ------------------------------------------------------------------------
+    def _batches_understanding(self) -> bool:
+        overridden = type(self).understand_batch is not UnifiedModel.understand_batch
+        return self.batch_size > 1 and overridden and UNDERSTAND in self.capabilities
+
+    def _direct_batches(self, requests: list[Instance]) -> list[list[int]]:
+        """Indices of ``direct`` requests not served from disk, grouped by decoding parameters."""
+        groups: dict[str, list[int]] = {}
+        for index, request in enumerate(requests):
+            ctx, gen_kwargs, _, doc_id, task, _ = request.args
+            gen_kwargs = dict(gen_kwargs or {})
+            if protocol_name(gen_kwargs) != "direct":
+                continue
+            if self.resume and self.media.load_record(task, doc_id, self._signature(ctx, gen_kwargs)) is not None:
+                continue
+            key = json.dumps(split_generation_kwargs(gen_kwargs)[1], sort_keys=True, default=str)
+            groups.setdefault(key, []).append(index)
+        return [g[i : i + self.batch_size] for g in groups.values() for i in range(0, len(g), self.batch_size)]
+
+    def _respond_batch(self, requests: list[Instance], indices: list[int]) -> dict[int, str]:
+        """One backend call for several ``direct`` requests; if it fails, each request is served alone."""
+        started = time.perf_counter()
+        try:
+            inputs = []
+            for request in requests:
+                ctx, _, doc_to_visual, doc_id, task, split = request.args
+                doc = self.task_dict[task][split][doc_id]
+                images = model_inputs(
+                    doc_to_visual(doc), UNDERSTAND_VIDEO in self.capabilities, self.max_input_images
+                )
+                inputs.append((images, ctx))
+            _, decoding = split_generation_kwargs(dict(requests[0].args[1] or {}))
+            self.phase = Phase("answer")
+            texts = self.understand_batch(inputs, **decoding)
+            if len(texts) != len(requests):
+                raise ValueError(f"understand_batch returned {len(texts)} answers for {len(requests)} prompts")
+        except Exception as exc:  # noqa: BLE001 - fall back to one request at a time, each failure recorded
+            logger.warning("{}: batch of {} failed ({}); serving them one by one", self.model_id, len(requests), exc)
+            return {i: self.respond(r) for i, r in zip(indices, requests, strict=True)}
+        elapsed = (time.perf_counter() - started) / len(requests)
+        out = {}
+        for index, request, text in zip(indices, requests, texts, strict=True):
+            ctx, gen_kwargs, _, doc_id, task, _ = request.args
+            record = UnifiedOutput("direct", text=str(text), timings={UNDERSTAND: elapsed, "total": elapsed})
+            record.root, record.signature = str(self.media.root), self._signature(ctx, dict(gen_kwargs or {}))
+            self.media.save_record(task, doc_id, record)
+            out[index] = record.to_json()
+        return out
 
     def _signature(self, ctx: str, gen_kwargs: dict) -> str:
         payload = json.dumps([self.model_args, ctx, gen_kwargs], sort_keys=True, default=str)

@@ -19,6 +19,7 @@ SUPPORTED_LMMS_EVAL = "0.7.3"
 MODELS = {
     "unify_random": "lmms_eval_unify.model_adapters.baselines.UnifyRandom",
     "unify_oracle": "lmms_eval_unify.model_adapters.baselines.UnifyOracle",
+    "janus_pro": "lmms_eval_unify.model_adapters.janus_pro.JanusPro",
 }
 _PATCH_MARK = "_lmms_eval_unify_patched"
 

@@ -1,0 +1,104 @@
+"""Janus-Pro (DeepSeek) through transformers' native ``JanusForConditionalGeneration``.
+
+Understanding: the processor's chat template with one ``<image_placeholder>`` per input image, then
+``generate(generation_mode="text")``. Generation: the same chat template, ``generation_mode="image"``
+(the processor appends the begin-of-image token), classifier-free guidance and sampling as in the official
+``generation_inference.py`` (cfg 5, temperature 1), then ``decode_image_tokens`` (channels-last, [-1, 1]).
+Janus-Pro cannot edit: input images of a generation request are not given to the generator (logged once).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from lmms_eval_unify.model_adapters.hf_common import (
+    TEXT_ONLY_GENERATION_NOTE,
+    OnceLogger,
+    chat_messages,
+    decode_new_tokens,
+    signed_pixels_to_pil,
+)
+from PIL import Image
+
+from lmms_eval_unify.model import UNDERSTAND_AND_GENERATE, UnifiedModel, decoding_options, seeded
+
+DEFAULT_CHECKPOINT = "deepseek-community/Janus-Pro-7B"
+
+
+class JanusPro(UnifiedModel):
+    """Janus-Pro 1B/7B (HF-format checkpoints ``deepseek-community/Janus-Pro-*``)."""
+
+    model_id = "janus_pro"
+    capabilities = UNDERSTAND_AND_GENERATE
+
+    def __init__(
+        self,
+        pretrained: str = DEFAULT_CHECKPOINT,
+        guidance_scale: float = 5.0,
+        image_temperature: float = 1.0,
+        max_new_tokens: int | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        from transformers import JanusForConditionalGeneration, JanusProcessor
+
+        self.pretrained = str(pretrained)
+        self.guidance_scale = float(guidance_scale)
+        self.image_temperature = float(image_temperature)
+        self.max_new_tokens = int(max_new_tokens) if max_new_tokens else None
+        self.processor = JanusProcessor.from_pretrained(self.pretrained)
+        self.processor.tokenizer.padding_side = "left"
+        self.model = JanusForConditionalGeneration.from_pretrained(self.pretrained, dtype=self.dtype)
+        self.model.to(self.device).eval()
+        self._notes = OnceLogger()
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            **super().describe(),
+            "pretrained": self.pretrained,
+            "guidance_scale": self.guidance_scale,
+            "image_temperature": self.image_temperature,
+            "max_new_tokens": self.max_new_tokens,
+        }
+
+    def _prompt(self, images: list[Image.Image], prompt: str) -> str:
+        return self.processor.apply_chat_template(chat_messages(images, prompt), add_generation_prompt=True)
+
+    def _inputs(
+        self, texts: list[str], images: list[Image.Image] | None, mode: str
+    ) -> dict[str, torch.Tensor]:
+        inputs = self.processor(
+            text=texts, images=images or None, generation_mode=mode, padding=True, return_tensors="pt"
+        )
+        return inputs.to(self.device, dtype=self.dtype)
+
+    @torch.inference_mode()
+    def understand_batch(self, batch: list[tuple[list[Image.Image], str]], **decoding: Any) -> list[str]:
+        texts = [self._prompt(images, prompt) for images, prompt in batch]
+        images = [image for item_images, _ in batch for image in item_images]
+        inputs = self._inputs(texts, images, "text")
+        with seeded(int(decoding.get("seed", self.seed)), self.device):
+            output = self.model.generate(
+                **inputs, generation_mode="text", **decoding_options(decoding, self.max_new_tokens)
+            )
+        return decode_new_tokens(self.processor, output, inputs["input_ids"].shape[1])
+
+    def understand(self, images: list[Image.Image], prompt: str, **decoding: Any) -> str:
+        return self.understand_batch([(images, prompt)], **decoding)[0]
+
+    @torch.inference_mode()
+    def generate_image(self, prompt: str, images: list[Image.Image], **decoding: Any) -> Image.Image:
+        if images:
+            self._notes.warn(TEXT_ONLY_GENERATION_NOTE.format(model=self.model_id, n=len(images)))
+        inputs = self._inputs([self._prompt([], prompt)], None, "image")
+        with seeded(int(decoding["seed"]), self.device):
+            tokens = self.model.generate(
+                **inputs,
+                generation_mode="image",
+                do_sample=True,
+                temperature=self.image_temperature,
+                guidance_scale=self.guidance_scale,
+            )
+        pixels = self.model.decode_image_tokens(tokens)  # (B, H, W, C) in [-1, 1]
+        return signed_pixels_to_pil(pixels[0], channels_first=False)

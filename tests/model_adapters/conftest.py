@@ -1,0 +1,90 @@
+"""Fixtures of the adapter tests: generated offline data and a real ``lmms-eval`` CLI runner."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from lmms_eval_unify.puzzles.dataset import write_uni_mmmu_puzzles
+from lmms_eval_unify.record import parse_output
+
+
+def _load_tiny_models():
+    """``tiny_models.py`` of this folder (loaded by path: the folder is not an importable package)."""
+    spec = importlib.util.spec_from_file_location(
+        "adapter_tiny_models", Path(__file__).with_name("tiny_models.py")
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+tiny_models = _load_tiny_models()
+
+
+@pytest.fixture(scope="session")
+def tiny_janus(tmp_path_factory) -> Path:
+    return tiny_models.write_tiny_janus(tmp_path_factory.mktemp("tiny_janus"))
+
+
+@pytest.fixture
+def run_cli():
+    """:func:`run_lmms_eval` (fixtures stand in for imports: this folder is not an importable package)."""
+    return run_lmms_eval
+
+
+@pytest.fixture
+def check_steps():
+    """:func:`assert_step_outputs`."""
+    return assert_step_outputs
+
+
+@pytest.fixture(scope="session")
+def puzzle_data(tmp_path_factory) -> Path:
+    """Three mazes and three sliding puzzles in the local-data layout (``LMMS_EVAL_UNIFY_DATA_DIR``)."""
+    root = tmp_path_factory.mktemp("unify_data")
+    write_uni_mmmu_puzzles(root, 3, 3, seed=5)
+    return root
+
+
+def run_lmms_eval(
+    model: str, model_args: str, tasks: str, data_dir: Path, out_dir: Path, limit: int = 2
+) -> dict:
+    """Run the real CLI offline; return ``{"results": ..., "samples": {task: [sample, ...]}}``."""
+    env = {
+        **os.environ,
+        "LMMS_EVAL_UNIFY_DATA_DIR": str(data_dir),
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+    }
+    env.pop("LMMS_EVAL_UNIFY_OUTPUT_DIR", None)
+    command = [str(Path(sys.executable).parent / "lmms-eval"), "--model", model, "--model_args", model_args]
+    command += ["--tasks", tasks, "--limit", str(limit), "--output_path", str(out_dir), "--log_samples"]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-4000:]
+    results = json.loads(next(out_dir.rglob("*_results.json")).read_text())["results"]
+    samples = {}
+    for path in out_dir.rglob("*_samples_*.jsonl"):
+        task = path.stem.split("_samples_", 1)[1]
+        samples[task] = [json.loads(line) for line in path.read_text().splitlines()]
+    return {"results": results, "samples": samples, "log": done.stdout + done.stderr}
+
+
+def assert_step_outputs(sample: dict, model: str) -> None:
+    """A maze/sliding sample answered by a real adapter: our record, every step image on disk and decodable."""
+    response = sample["filtered_resps"]
+    parsed = parse_output(response[0] if isinstance(response, list) else response)
+    assert parsed.failure is None, parsed.failure
+    record = parsed.record
+    assert record.protocol == "image_sequence_then_answer"
+    assert f"/{model}" in record.root
+    assert record.steps and len(record.images) == sum(1 for s in record.steps if s.image)
+    images = parsed.load_images()
+    assert isinstance(images, list) and all(image.mode == "RGB" for image in images)
+    assert sample["invalid_outputs"] == ""

@@ -1,0 +1,67 @@
+"""Janus-Pro adapter on a tiny random checkpoint of the real transformers classes (CPU, offline)."""
+
+import pytest
+from conftest import make_request
+from lmms_eval_unify.model_adapters.janus_pro import JanusPro
+from PIL import Image
+
+from lmms_eval_unify.record import parse_output
+
+
+@pytest.fixture(scope="module")
+def janus(tiny_janus, tmp_path_factory):
+    model = JanusPro(
+        pretrained=str(tiny_janus), max_new_tokens=6, output_dir=str(tmp_path_factory.mktemp("media"))
+    )
+    model.task_dict = {"toy": {"test": {i: {} for i in range(10)}}}
+    return model
+
+
+def test_runs_in_fp32_on_cpu_and_describes_its_arguments(janus, tiny_janus):
+    assert janus.device.type == "cpu" and next(janus.model.parameters()).dtype.is_floating_point
+    assert next(janus.model.parameters()).dtype == janus.dtype == __import__("torch").float32
+    assert janus.model_args["pretrained"] == str(tiny_janus) and janus.model_args["guidance_scale"] == 5.0
+
+
+def test_understanding_returns_text_and_honours_the_token_cap(janus):
+    text = janus.understand(
+        [Image.new("RGB", (30, 24), "red")], "what is the image", max_new_tokens=100, seed=1
+    )
+    assert isinstance(text, str) and len(text.split()) <= 6
+
+
+def test_generation_is_reproducible_per_seed(janus):
+    first = janus.generate_image("a blue maze", [], seed=3)
+    again = janus.generate_image("a blue maze", [], seed=3)
+    other = janus.generate_image("a blue maze", [], seed=4)
+    assert first.size == (8, 8) and first.mode == "RGB"
+    assert first.tobytes() == again.tobytes() != other.tobytes()
+
+
+def test_batched_understanding_matches_one_by_one(janus):
+    batch = [([Image.new("RGB", (20, 20), c)], f"the {c} image") for c in ("red", "blue")] + [([], "a maze")]
+    batched = janus.understand_batch(batch, max_new_tokens=4)
+    assert all(batched) and batched == [janus.understand(i, p, max_new_tokens=4) for i, p in batch]
+
+
+def test_generate_then_answer_through_the_core(janus):
+    request = make_request(
+        "[GEN_PROMPT]draw the maze[/GEN_PROMPT][QUESTION]which way?[/QUESTION]", {"visual_cot": True}
+    )
+    out = parse_output(janus.generate_until([request])[0])
+    assert out.failure is None and out.record.protocol == "generate_then_answer"
+    (image,) = out.load_images()
+    assert image.size == (8, 8)
+
+
+@pytest.mark.slow
+def test_real_cli_runs_the_maze_end_to_end(tiny_janus, puzzle_data, tmp_path, run_cli, check_steps):
+    run = run_cli(
+        "janus_pro", f"pretrained={tiny_janus},max_new_tokens=8", "uni_mmmu_maze", puzzle_data, tmp_path
+    )
+    assert len(run["samples"]["uni_mmmu_maze"]) == 2
+    for sample in run["samples"]["uni_mmmu_maze"]:
+        check_steps(sample, "janus_pro")
+    assert run["results"]["uni_mmmu_maze"]["invalid_outputs,none"] == 0
+    assert 0 <= run["results"]["uni_mmmu_maze"]["text_step_acc,none"] <= 1
+    assert "generates images from text only" in run["log"]

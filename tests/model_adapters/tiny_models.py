@@ -1,0 +1,125 @@
+"""Tiny randomly initialised checkpoints of real transformers classes, written to a folder for adapters.
+
+Every model is a few hundred thousand parameters and loads through the same ``from_pretrained`` code path as
+the published checkpoints; the tokenizers are word-level and built in code (no download).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+from tokenizers import Tokenizer, models, pre_tokenizers
+
+WORDS = (
+    "a the of to and is in what which image maze step move up down left right done next one answer final "
+    "generate puzzle blue green dot goal now output single line solve state after this"
+).split()
+
+JANUS_CHAT_TEMPLATE = (
+    "{% for message in messages %}<|User|>: {% for item in message['content'] %}"
+    "{% if item['type'] == 'image' %}<image_placeholder> {% else %}{{ item['text'] }}{% endif %}"
+    "{% endfor %} {% endfor %}{% if add_generation_prompt %}<|Assistant|>:{% endif %}"
+)
+
+
+def _word_tokenizer(specials: list[str], **named: str):
+    """A whitespace word-level fast tokenizer whose ids start with ``specials``."""
+    from transformers import PreTrainedTokenizerFast
+
+    vocab = {token: i for i, token in enumerate([*specials, *WORDS])}
+    backend = Tokenizer(models.WordLevel(vocab, unk_token="<unk>"))
+    backend.pre_tokenizer = pre_tokenizers.Whitespace()
+    tokenizer = PreTrainedTokenizerFast(tokenizer_object=backend, unk_token="<unk>", **named)
+    tokenizer.add_special_tokens({"additional_special_tokens": [s for s in specials if s.startswith("<")]})
+    return tokenizer
+
+
+def _prefer_words(lm_head_weight: torch.Tensor, n_specials: int) -> None:
+    """Zero the output rows of the special tokens, so greedy decoding of a random model says words."""
+    with torch.no_grad():
+        lm_head_weight[:n_specials] = 0
+
+
+def write_tiny_janus(folder: Path) -> Path:
+    """A ~0.4 M-parameter Janus (20 px input, 16 image tokens, 8 px output) with processor and chat template."""
+    from transformers import GenerationConfig, JanusConfig, JanusForConditionalGeneration, JanusProcessor
+    from transformers.models.janus.image_processing_pil_janus import JanusImageProcessorPil
+
+    specials = [
+        "<pad>",
+        "<s>",
+        "</s>",
+        "<unk>",
+        "<image_placeholder>",
+        "<begin_of_image>",
+        "<end_of_image>",
+        "<|User|>:",
+        "<|Assistant|>:",
+    ]
+    tokenizer = _word_tokenizer(
+        specials,
+        bos_token="<s>",
+        eos_token="</s>",
+        pad_token="<pad>",
+        extra_special_tokens={
+            "image_token": "<image_placeholder>",
+            "boi_token": "<begin_of_image>",
+            "eoi_token": "<end_of_image>",
+        },
+    )
+    tokenizer.padding_side = "left"
+    vocab_size = len(tokenizer)
+    config = JanusConfig(
+        text_config=dict(
+            model_type="llama",
+            vocab_size=vocab_size,
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            intermediate_size=37,
+            pad_token_id=0,
+        ),
+        vision_config=dict(
+            image_size=20,
+            patch_size=5,
+            num_image_tokens=16,
+            hidden_size=32,
+            projection_dim=32,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            mlp_ratio=2,
+        ),
+        vq_config=dict(
+            embed_dim=12,
+            num_embeddings=12,
+            latent_channels=12,
+            base_channels=32,
+            channel_multiplier=[1, 1],
+            projection_dim=32,
+            image_token_embed_dim=32,
+        ),
+        image_token_id=tokenizer.convert_tokens_to_ids("<image_placeholder>"),
+    )
+    torch.manual_seed(0)
+    model = JanusForConditionalGeneration(config).eval()
+    _prefer_words(model.lm_head.weight, len(specials))
+    model.generation_config = GenerationConfig(
+        bos_token_id=1,
+        eos_token_id=2,
+        pad_token_id=0,
+        generation_kwargs={"boi_token_id": tokenizer.convert_tokens_to_ids("<begin_of_image>")},
+    )
+    image_processor = JanusImageProcessorPil(
+        size={"height": 20, "width": 20}, image_mean=[0.5] * 3, image_std=[0.5] * 3
+    )
+    processor = JanusProcessor(
+        image_processor,
+        tokenizer,
+        chat_template=JANUS_CHAT_TEMPLATE,
+        num_image_tokens=16,
+        use_default_system_prompt=False,
+    )
+    model.save_pretrained(folder)
+    processor.save_pretrained(folder)
+    return folder
