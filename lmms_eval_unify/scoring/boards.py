@@ -39,6 +39,7 @@ class Options:
     replicates: int = 1000
     seed: int = 0
     split_half: bool = False
+    gap_variant: str = "official"
 
 
 @dataclass
@@ -367,11 +368,13 @@ def gap_inputs(scored: list[Scored]) -> dict[str, dict[str, tuple[float, float, 
     }
 
 
-def fit_gaps(joint: Mapping[str, Mapping[str, tuple[float, ...]]]) -> dict[str, dict[str, float]]:
+def fit_gaps(
+    joint: Mapping[str, Mapping[str, tuple[float, ...]]], variant: str = "official"
+) -> dict[str, dict[str, float]]:
     """Gap Scores (0-100, lower is better) per model and category from the MIRT fit in `gap_score`."""
     from lmms_eval_unify.scoring.gap_score import fit_gap_scores
 
-    fitted = fit_gap_scores(joint).models
+    fitted = fit_gap_scores(joint, variant=variant).models
     return {
         label: {
             **{f"{c} {ge.GAP}": cell.gap for c, cell in fit.categories.items()},
@@ -395,7 +398,7 @@ def gapeval_boards(
     ]
     notes = [
         "Succ. = both directions correct, Und./Gen. = text/image accuracy (%); Gap↓ from the MIRT fit "
-        "(lmms_eval_unify.scoring.gap_score, official variant) for models that ran all four categories. "
+        f"(lmms_eval_unify.scoring.gap_score, {options.gap_variant} variant) for models that ran all four categories. "
         "Intervals (CSV/HTML) cover Succ./Und./Gen. only.",
     ]
     board = Board(

@@ -46,6 +46,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--split-half", action="store_true", help="score two random halves, report rank agreement"
     )
     parser.add_argument("--no-plots", action="store_true", help="skip the matplotlib figures")
+    parser.add_argument(
+        "--gap-variant",
+        choices=["official", "stable"],
+        default="official",
+        help="GapEval Gap Score fit: the authors' optimiser (paper numbers; unstable on ill-conditioned "
+        "cells) or the identifiable, converged fit (docs/gap_score.md)",
+    )
     return parser
 
 
@@ -68,7 +75,7 @@ def build(
     """
     gap_scored = bd.gapeval_scored(models, options) if "gapeval" in benchmarks else []
     joint = bd.gap_inputs(gap_scored)
-    gap_fit = _start_gap_fit(joint) if joint else None
+    gap_fit = _start_gap_fit(joint, options.gap_variant) if joint else None
     boards, figures = _other_boards(models, benchmarks, pairs, options, plots)
     gap, points = bd.gapeval_boards(gap_scored, _gap_fit_result(gap_fit) if gap_fit else {}, options)
     boards += gap
@@ -84,17 +91,17 @@ def build(
 
 GAP_FIT_CODE = (
     "import json, sys; from lmms_eval_unify.scoring.boards import fit_gaps; "
-    "json.dump(fit_gaps(json.load(sys.stdin)), sys.stdout)"
+    "json.dump(fit_gaps(json.load(sys.stdin), sys.argv[1]), sys.stdout)"
 )
 
 
-def _start_gap_fit(joint: Mapping[str, Mapping[str, Sequence[float]]]) -> subprocess.Popen:
+def _start_gap_fit(joint: Mapping[str, Mapping[str, Sequence[float]]], variant: str) -> subprocess.Popen:
     """Start the Gap Score fit in a fresh interpreter (JSON in via a temporary file, JSON out on stdout)."""
     with tempfile.TemporaryFile("w+", encoding="utf-8") as inputs:
         json.dump(joint, inputs)
         inputs.seek(0)
         return subprocess.Popen(
-            [sys.executable, "-c", GAP_FIT_CODE],
+            [sys.executable, "-c", GAP_FIT_CODE, variant],
             stdin=inputs,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -155,7 +162,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     benchmarks = BENCHMARKS if args.benchmark == "all" else (args.benchmark,)
-    options = bd.Options(replicates=args.bootstrap, seed=args.seed, split_half=args.split_half)
+    options = bd.Options(
+        replicates=args.bootstrap, seed=args.seed, split_half=args.split_half, gap_variant=args.gap_variant
+    )
     boards, figures = build(models, benchmarks, load_pairs(args.pairs), options, plots=not args.no_plots)
     if not boards:
         print(f"error: no samples for --benchmark {args.benchmark} under the given folders", file=sys.stderr)

@@ -276,3 +276,15 @@ def test_a_failed_gap_fit_leaves_gap_cells_empty(runs, tmp_path, monkeypatch, ca
     assert "no torch" in capsys.readouterr().err
     row = read_csv(tmp_path / "b" / "gapeval_table2.csv")["uni-model"]
     assert row["Overall Gap"] == "-" and row["reasoning Und."] == "75.0000"
+
+
+def test_gap_variant_is_selectable_and_reported(runs, tmp_path, capsys):
+    root, _ = runs
+    args = [root, "--benchmark", "gapeval", "--no-plots", "--bootstrap", 0]
+    assert run([*args, "-o", tmp_path / "official"]) == 0
+    assert "official variant" in capsys.readouterr().out
+    assert run([*args, "-o", tmp_path / "stable", "--gap-variant", "stable"]) == 0
+    assert "stable variant" in capsys.readouterr().out
+    official = read_csv(tmp_path / "official" / "gapeval_table2.csv")["uni-model"]["Overall Gap"]
+    stable = read_csv(tmp_path / "stable" / "gapeval_table2.csv")["uni-model"]["Overall Gap"]
+    assert 0.0 <= float(stable) <= 100.0 and official != stable
