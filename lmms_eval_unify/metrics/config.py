@@ -86,7 +86,11 @@ def env_value(name: str) -> str | None:
 
 
 def default_device() -> str:
-    return "cuda" if torch.cuda.is_available() else "cpu"
+    """CUDA when available (the process's own GPU under `accelerate launch`/torchrun), else CPU."""
+    if not torch.cuda.is_available():
+        return "cpu"
+    local_rank = os.environ.get("LOCAL_RANK")
+    return f"cuda:{local_rank}" if local_rank is not None else "cuda"
 
 
 def resolve_config(family: str, metadata: Mapping[str, Any] | None = None, **explicit: Any) -> MetricConfig:

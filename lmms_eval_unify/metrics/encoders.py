@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -11,6 +12,7 @@ import torch
 from lmms_eval_unify.metrics.config import MetricConfig, encoder_autocast
 from lmms_eval_unify.metrics.images import (
     ImageInput,
+    ImageItem,
     ImageTransform,
     decode_items,
     group_by_shape,
@@ -54,6 +56,21 @@ class EmbeddingCache:
         return torch.stack([found[k] for k in keys])
 
 
+def unique_image_items(images: Sequence[ImageInput]) -> list[ImageItem]:
+    """`image_item` of every input, reading and hashing each distinct path or object only once per call
+    (shared candidates repeat the same path or tensor for every sample)."""
+    by_reference: dict[tuple[str, object], ImageItem] = {}
+    items = []
+    for image in images:
+        reference = (
+            ("path", os.fspath(image)) if isinstance(image, str | os.PathLike) else ("object", id(image))
+        )
+        if reference not in by_reference:
+            by_reference[reference] = image_item(image)
+        items.append(by_reference[reference])
+    return items
+
+
 class ImageEncoder:
     """Runs `forward` on batches of transformed images with caching by content hash.
 
@@ -72,11 +89,13 @@ class ImageEncoder:
 
     def embed(self, images: Sequence[ImageInput]) -> torch.Tensor:
         """fp32 CPU features [N, D] of the images, in input order."""
-        items = [image_item(image) for image in images]
+        items = unique_image_items(images)
 
-        def compute(indices: list[int]) -> torch.Tensor:
-            pixels = decode_items([items[i] for i in indices], self.config.torch_device)
-            return self.embed_pixels(pixels)
+        def compute(indices: list[int]) -> torch.Tensor:  # decode one batch at a time to bound memory
+            step = self.config.batch_size
+            chunks = [indices[start : start + step] for start in range(0, len(indices), step)]
+            device = self.config.torch_device
+            return torch.cat([self.embed_pixels(decode_items([items[i] for i in c], device)) for c in chunks])
 
         return self.cache.get_or_compute([item.key for item in items], compute)
 

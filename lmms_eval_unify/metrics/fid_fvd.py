@@ -217,40 +217,42 @@ def _frame_mean_features(config: MetricConfig, videos: Sequence[list[ImageInput]
     return torch.stack([chunk.mean(dim=0) for chunk in torch.split(features, [len(v) for v in videos])])
 
 
-@dataclass
-class _I3D:
-    net: torch.jit.ScriptModule
-    config: MetricConfig
-
-
-def load_i3d(config: MetricConfig) -> _I3D:
+def load_i3d(config: MetricConfig) -> torch.jit.ScriptModule:
     if config.random_weights:
         raise ValueError("the I3D backbone is a torchscript file; it cannot be built with random weights")
     path = find_weights_file(
         config, "I3D_CKPT", [torch_hub_checkpoint("i3d_torchscript.pt")],
         "It is StyleGAN-V's I3D torchscript (i3d_torchscript.pt, 400-d Kinetics features).",
     )  # fmt: skip
-    with (
-        warnings.catch_warnings()
-    ):  # the published I3D is a TorchScript archive; torch.jit.load is the only reader
+    # The published I3D is a TorchScript archive; torch.jit.load (deprecated) is the only reader.
+    with warnings.catch_warnings():
         warnings.filterwarnings("ignore", category=FutureWarning)
-        net = torch.jit.load(path, map_location=config.torch_device).eval()
-    return _I3D(net, config)
+        return torch.jit.load(path, map_location=config.torch_device).eval()
 
 
 def _i3d_features(config: MetricConfig, videos: Sequence[list[ImageInput]]) -> torch.Tensor:
     """I3D features as in common_metrics_on_video_quality: short side -> 224 (bilinear, no antialias),
-    centre crop, [-1, 1], then the torchscript with rescale=False, resize=False, return_features=True."""
+    centre crop, [-1, 1], then the torchscript with rescale=False, resize=False, return_features=True.
+    Videos with the same frame count are batched; clips are built chunk by chunk to bound memory."""
     i3d = get_backbone(config, load_i3d)
     transform = ImageTransform(I3D_FRAME_SIZE, "shortest_crop", InterpolationMode.BILINEAR, antialias=False)
-    features = []
-    for video in videos:
+
+    def clip(video: list[ImageInput]) -> torch.Tensor:  # [3, T, 224, 224] in [-1, 1]
         frames = torch.stack(decode_items([image_item(f) for f in video], config.torch_device))
-        clip = transform(frames).permute(1, 0, 2, 3) * 2.0 - 1.0  # [3, T, H, W] in [-1, 1]
-        with encoder_autocast(config):
-            features.append(
-                i3d.net(clip[None], rescale=False, resize=False, return_features=True)[0].float().cpu()
-            )
+        return transform(frames).permute(1, 0, 2, 3) * 2.0 - 1.0
+
+    by_length: dict[int, list[int]] = {}
+    for i, video in enumerate(videos):
+        by_length.setdefault(len(video), []).append(i)
+    features: list[torch.Tensor] = [torch.empty(0)] * len(videos)
+    for indices in by_length.values():
+        for start in range(0, len(indices), config.batch_size):
+            chunk = indices[start : start + config.batch_size]
+            batch = torch.stack([clip(videos[i]) for i in chunk])
+            with encoder_autocast(config):
+                out = i3d(batch, rescale=False, resize=False, return_features=True).float().cpu()
+            for i, row in zip(chunk, out, strict=True):
+                features[i] = row
     return torch.stack(features)
 
 

@@ -21,7 +21,9 @@ from lmms_eval_unify.metrics.config import (
     seeded_random_init,
     torch_hub_checkpoint,
 )
-from lmms_eval_unify.metrics.images import ImageInput, decode_items, group_by_shape, image_item
+from lmms_eval_unify.metrics.encoders import unique_image_items
+from lmms_eval_unify.metrics.frechet import check_variant
+from lmms_eval_unify.metrics.images import ImageInput, decode_items, group_by_shape
 from lmms_eval_unify.metrics.registry import get_backbone
 
 # backbone -> (torchvision constructor, env var name, torchvision cache file name)
@@ -101,20 +103,20 @@ def lpips_distance(
     if len(images_a) != len(images_b):
         raise ValueError("lpips_distance needs the same number of images on both sides")
     backbone = get_backbone(as_config("lpips", config), load_lpips)
-    variant = variant or backbone.config.variant
-    device = backbone.config.torch_device
-    pixels = decode_items([image_item(image) for image in [*images_a, *images_b]], device)
-    pairs = [
-        resize_pair_to_common_size(a, b)
-        for a, b in zip(pixels[: len(images_a)], pixels[len(images_a) :], strict=True)
-    ]
-    stacked = [torch.stack(pair) for pair in pairs]  # [2, 3, H, W] per pair, grouped by shape below
-    distances = torch.empty(len(pairs), dtype=torch.float64)
+    normalize = check_variant(variant or backbone.config.variant) == "standard"
     batch_size = backbone.config.batch_size
-    for indices, group in group_by_shape(stacked):
-        for start in range(0, len(indices), batch_size):
-            chunk = group[start : start + batch_size]
+    distances = torch.empty(len(images_a), dtype=torch.float64)
+    for start in range(0, len(images_a), batch_size):  # decode one batch of pairs at a time to bound memory
+        chunk = range(start, min(start + batch_size, len(images_a)))
+        items = unique_image_items([*images_a[chunk.start : chunk.stop], *images_b[chunk.start : chunk.stop]])
+        pixels = decode_items(items, backbone.config.torch_device)
+        pairs = [
+            resize_pair_to_common_size(a, b)
+            for a, b in zip(pixels[: len(chunk)], pixels[len(chunk) :], strict=True)
+        ]
+        for indices, side_a in group_by_shape([a for a, _ in pairs]):
+            side_b = torch.stack([pairs[i][1] for i in indices])
             with backbone.lock, encoder_autocast(backbone.config):
-                out = backbone.model(chunk[:, 0], chunk[:, 1], normalize=variant == "standard")
-            distances[indices[start : start + batch_size]] = out.flatten().double().cpu()
+                out = backbone.model(side_a, side_b, normalize=normalize)
+            distances[[chunk[i] for i in indices]] = out.flatten().double().cpu()
     return distances

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import torch
+from PIL import Image
 
 from lmms_eval_unify.metrics import resolve_config
-from lmms_eval_unify.metrics.encoders import EmbeddingCache, ImageEncoder
+from lmms_eval_unify.metrics.encoders import EmbeddingCache, ImageEncoder, unique_image_items
 from lmms_eval_unify.metrics.images import ImageTransform
 
 
@@ -62,3 +63,12 @@ def test_repeated_images_are_encoded_once(make_images):
     assert sum(calls) == 1 and torch.equal(out[0], out[2])
     encoder.embed([image])
     assert sum(calls) == 1
+
+
+def test_repeated_paths_and_objects_are_read_and_hashed_once_per_call(tmp_path, make_images):
+    image = make_images(1)[0]
+    path = tmp_path / "a.png"
+    Image.fromarray(image.permute(1, 2, 0).numpy()).save(path)
+    items = unique_image_items([str(path), path, image, image, image.clone()])
+    assert items[0] is items[1] and items[2] is items[3]
+    assert items[4] is not items[2] and items[4].key == items[2].key

@@ -1,0 +1,219 @@
+"""Throughput of the shared metric module vs a naive per-sample loop, on tiny random backbones.
+
+    python bench/metrics_bench.py [--samples 64] [--size 256] [--repeats 5] [--threads N]
+
+Inputs are PNG files on disk (as generated images are). The naive loop is what the official scripts do:
+PIL decode + PIL preprocessing per image and one forward per image or pair, re-encoding shared candidates
+for every sample. Both sides use the same weights; the script checks that they agree before timing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from PIL import Image
+from torchvision import transforms
+
+from lmms_eval_unify.metrics import (
+    clip_choices,
+    clip_image_similarity,
+    dreamsim_distance,
+    get_clip,
+    lpips_distance,
+)
+from lmms_eval_unify.metrics.dreamsim_metric import load_dreamsim
+from lmms_eval_unify.metrics.encoders import EmbeddingCache
+from lmms_eval_unify.metrics.lpips_metric import load_lpips
+from lmms_eval_unify.metrics.registry import get_backbone
+from lmms_eval_unify.metrics.tiny import TINY_DREAMSIM_TYPE, tiny_configs, write_tiny_dreamsim_checkpoint
+
+NUM_CANDIDATES = 4
+
+
+def write_pngs(directory: str, count: int, size: int, seed: int) -> list[str]:
+    rng = np.random.default_rng(seed)
+    paths = []
+    for i in range(count):
+        # smooth random images (upsampled noise) compress like real renders, unlike pure noise
+        small = rng.integers(0, 256, (size // 16, size // 16, 3), dtype=np.uint8)
+        path = os.path.join(directory, f"{seed}_{i}.png")
+        Image.fromarray(small).resize((size, size), Image.BILINEAR).save(path)
+        paths.append(path)
+    return paths
+
+
+def interleaved_best_times(
+    module_run: Callable[[], object], naive_run: Callable[[], object], repeats: int, reset: Callable[[], None]
+) -> tuple[float, float, object, object]:
+    """Best-of-`repeats` wall times, alternating the two sides so both see the same machine load."""
+    module_best = naive_best = float("inf")
+    module_values = naive_values = None
+    for _ in range(repeats):
+        reset()
+        start = time.perf_counter()
+        module_values = module_run()
+        module_best = min(module_best, time.perf_counter() - start)
+        start = time.perf_counter()
+        naive_values = naive_run()
+        naive_best = min(naive_best, time.perf_counter() - start)
+    return module_best, naive_best, module_values, naive_values
+
+
+def naive_clip(config):
+    import open_clip
+
+    model = get_clip(config).model
+    preprocess = open_clip.image_transform(32, is_train=False)
+
+    def embed(path: str) -> torch.Tensor:
+        with torch.no_grad():
+            return F.normalize(model.encode_image(preprocess(Image.open(path).convert("RGB"))[None]), dim=-1)[
+                0
+            ]
+
+    def similarity(paths_a, paths_b):
+        return [float(embed(a) @ embed(b)) for a, b in zip(paths_a, paths_b, strict=True)]
+
+    def choice(generated, candidates):
+        out = []
+        for g, cands in zip(generated, candidates, strict=True):
+            sims = torch.stack([embed(c) for c in cands]) @ embed(g)
+            out.append(int(sims.argmax()))
+        return out
+
+    return similarity, choice
+
+
+def naive_lpips(config):
+    model = get_backbone(config, load_lpips).model
+    to_tensor = transforms.ToTensor()
+
+    def distance(paths_a, paths_b):
+        out = []
+        for a, b in zip(paths_a, paths_b, strict=True):
+            with torch.no_grad():
+                x, y = (to_tensor(Image.open(p).convert("RGB"))[None] for p in (a, b))
+                out.append(float(model(x, y)))
+        return out
+
+    return distance
+
+
+def naive_dreamsim(directory: str):
+    """DreamSim as its README shows it: dreamsim's PIL preprocess and model(a, b) per pair."""
+    from dreamsim.model import PerceptualModel
+    from peft import PeftModel
+
+    model = PerceptualModel(
+        model_type=TINY_DREAMSIM_TYPE, feat_type="embedding", stride="14", lora=True,
+        load_dir=directory, device="cpu", normalize_embeds=True,
+    )  # fmt: skip
+    model = PeftModel.from_pretrained(
+        model, os.path.join(directory, f"{TINY_DREAMSIM_TYPE}_single_lora")
+    ).eval()
+    preprocess = transforms.Compose(
+        [
+            transforms.Resize((224, 224), interpolation=transforms.InterpolationMode.BICUBIC),
+            transforms.ToTensor(),
+        ]
+    )
+
+    def distance(paths_a, paths_b):
+        out = []
+        for a, b in zip(paths_a, paths_b, strict=True):
+            with torch.no_grad():
+                x, y = (preprocess(Image.open(p).convert("RGB"))[None] for p in (a, b))
+                out.append(float(model(x, y)))
+        return out
+
+    return distance
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", type=int, default=64)
+    parser.add_argument("--size", type=int, default=256, help="side of the square PNG inputs")
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--threads", type=int, help="torch intra-op threads (default: torch's choice)")
+    parser.add_argument("--json", help="also write the results here")
+    args = parser.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
+
+    work = tempfile.mkdtemp(prefix="metrics_bench_")
+    write_tiny_dreamsim_checkpoint(work)
+    configs = tiny_configs(work)
+    generated = write_pngs(work, args.samples, args.size, seed=1)
+    references = write_pngs(work, args.samples, args.size, seed=2)
+    candidates = [write_pngs(work, NUM_CANDIDATES, args.size, seed=3)] * args.samples  # shared by all samples
+
+    naive_similarity, naive_choice = naive_clip(configs["clip_score"])
+    naive_lpips_distance = naive_lpips(configs["lpips"])
+    naive_dreamsim_distance = naive_dreamsim(work)
+    cases = {
+        "CLIP-I": (
+            lambda: clip_image_similarity(generated, references, configs["clip_score"]).tolist(),
+            lambda: naive_similarity(generated, references),
+        ),
+        f"CLIP-choice ({NUM_CANDIDATES} shared candidates)": (
+            lambda: [c.index for c in clip_choices(generated, candidates, configs["clip_choice"])],
+            lambda: naive_choice(generated, candidates),
+        ),
+        "LPIPS-Alex (official)": (
+            lambda: lpips_distance(generated, references, config=configs["lpips"]).tolist(),
+            lambda: naive_lpips_distance(generated, references),
+        ),
+        "DreamSim": (
+            lambda: dreamsim_distance(generated, references, configs["dreamsim"]).tolist(),
+            lambda: naive_dreamsim_distance(generated, references),
+        ),
+    }
+
+    def clear_embedding_caches() -> None:
+        """Every timed module run starts cold: no embedding of the timed images is cached."""
+        for family in ("clip_score", "clip_choice"):
+            clip = get_clip(configs[family])
+            clip.images.cache, clip.texts = EmbeddingCache(), EmbeddingCache()
+        get_backbone(configs["dreamsim"], load_dreamsim).cache = EmbeddingCache()
+
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, device cpu, "
+          f"{args.samples} samples of {args.size}x{args.size} PNG, best of {args.repeats}")  # fmt: skip
+    print(f"{'metric':38s} {'module img/s':>13s} {'naive img/s':>12s} {'speed-up':>9s}  agree")
+    results = {}
+    items = args.samples  # one generated image scored per sample
+    for name, (module_run, naive_run) in cases.items():
+        module_run()  # warm-up: loads the backbone
+        module_time, naive_time, module_values, naive_values = interleaved_best_times(
+            module_run, naive_run, args.repeats, clear_embedding_caches
+        )
+        if "choice" in name:
+            agree = module_values == naive_values
+        else:
+            agree = bool(np.allclose(module_values, naive_values, atol=2e-2))
+        results[name] = {
+            "module_items_per_s": items / module_time,
+            "naive_items_per_s": items / naive_time,
+            "speedup": naive_time / module_time,
+            "agree": agree,
+        }
+        print(
+            f"{name:38s} {items / module_time:13.1f} {items / naive_time:12.1f} {naive_time / module_time:8.1f}x  {agree}"
+        )
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=2)
+    if not all(r["agree"] for r in results.values()):
+        sys.exit("module and naive loop disagree")
+
+
+if __name__ == "__main__":
+    main()
