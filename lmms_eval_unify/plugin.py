@@ -20,6 +20,7 @@ MODELS = {
     "unify_random": "lmms_eval_unify.model_adapters.baselines.UnifyRandom",
     "unify_oracle": "lmms_eval_unify.model_adapters.baselines.UnifyOracle",
     "janus_pro": "lmms_eval_unify.model_adapters.janus_pro.JanusPro",
+    "emu3": "lmms_eval_unify.model_adapters.emu3.Emu3",
 }
 _PATCH_MARK = "_lmms_eval_unify_patched"
 

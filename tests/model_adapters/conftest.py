@@ -33,6 +33,11 @@ def tiny_janus(tmp_path_factory) -> Path:
     return tiny_models.write_tiny_janus(tmp_path_factory.mktemp("tiny_janus"))
 
 
+@pytest.fixture(scope="session")
+def tiny_emu3(tmp_path_factory) -> Path:
+    return tiny_models.write_tiny_emu3(tmp_path_factory.mktemp("tiny_emu3"))
+
+
 @pytest.fixture
 def run_cli():
     """:func:`run_lmms_eval` (fixtures stand in for imports: this folder is not an importable package)."""
@@ -54,7 +59,7 @@ def puzzle_data(tmp_path_factory) -> Path:
 
 
 def run_lmms_eval(
-    model: str, model_args: str, tasks: str, data_dir: Path, out_dir: Path, limit: int = 2
+    model: str, model_args: str, tasks: str, data_dir: Path, out_dir: Path, limit: int = 2, extra: tuple = ()
 ) -> dict:
     """Run the real CLI offline; return ``{"results": ..., "samples": {task: [sample, ...]}}``."""
     env = {
@@ -65,10 +70,20 @@ def run_lmms_eval(
     }
     env.pop("LMMS_EVAL_UNIFY_OUTPUT_DIR", None)
     command = [str(Path(sys.executable).parent / "lmms-eval"), "--model", model, "--model_args", model_args]
-    command += ["--tasks", tasks, "--limit", str(limit), "--output_path", str(out_dir), "--log_samples"]
+    command += [
+        "--tasks",
+        tasks,
+        "--limit",
+        str(limit),
+        "--output_path",
+        str(out_dir),
+        "--log_samples",
+        *extra,
+    ]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-4000:]
-    results = json.loads(next(out_dir.rglob("*_results.json")).read_text())["results"]
+    found = list(out_dir.rglob("*_results.json"))
+    assert done.returncode == 0 and found, (done.stdout + done.stderr)[-4000:]  # lmms-eval exits 0 on errors
+    results = json.loads(found[0].read_text())["results"]
     samples = {}
     for path in out_dir.rglob("*_samples_*.jsonl"):
         task = path.stem.split("_samples_", 1)[1]

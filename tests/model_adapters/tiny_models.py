@@ -13,7 +13,7 @@ from tokenizers import Tokenizer, models, pre_tokenizers
 
 WORDS = (
     "a the of to and is in what which image maze step move up down left right done next one answer final "
-    "generate puzzle blue green dot goal now output single line solve state after this"
+    "generate puzzle blue green dot goal now output single line solve state after this 0 1 2 3 4 5 6 7 8 9 *"
 ).split()
 
 JANUS_CHAT_TEMPLATE = (
@@ -122,4 +122,61 @@ def write_tiny_janus(folder: Path) -> Path:
     )
     model.save_pretrained(folder)
     processor.save_pretrained(folder)
+    return folder
+
+
+EMU3_CODEBOOK = 20
+
+
+def write_tiny_emu3(folder: Path) -> Path:
+    """A ~0.8 M-parameter Emu3 (spatial factor 8: 16 px images are 2x2 latents) with its processor.
+
+    The visual tokens ``<|visual token%06d|>`` are numbered by VQ code, as ``Emu3ImageVocabularyMapping``
+    parses the digits as the code.
+    """
+    from transformers import Emu3Config, Emu3ForConditionalGeneration, Emu3Processor, GenerationConfig
+    from transformers.models.emu3.image_processing_emu3 import Emu3ImageProcessor
+
+    named = {
+        "image_token": "<image>",
+        "boi_token": "<|image start|>",
+        "eoi_token": "<|image end|>",
+        "image_wrapper_token": "<|image token|>",
+        "eof_token": "<|extra_201|>",
+    }
+    specials = ["<pad>", "<s>", "</s>", "<unk>", *named.values(), "<|extra_200|>"]
+    specials += [f"<|visual token{code:06d}|>" for code in range(EMU3_CODEBOOK)]
+    tokenizer = _word_tokenizer(
+        specials, bos_token="<s>", eos_token="</s>", pad_token="<pad>", extra_special_tokens=named
+    )
+    tokenizer.padding_side = "left"
+    config = Emu3Config(
+        text_config=dict(
+            vocab_size=len(tokenizer),
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            num_key_value_heads=2,
+            intermediate_size=37,
+            pad_token_id=0,
+            bos_token_id=1,
+            eos_token_id=2,
+        ),
+        vq_config=dict(
+            codebook_size=EMU3_CODEBOOK,
+            temporal_downsample_factor=1,
+            base_channels=32,
+            channel_multiplier=[1, 1, 1, 1],
+            hidden_size=32,
+            attn_resolutions=[],
+        ),
+        vocabulary_map=dict(tokenizer.get_vocab()),
+    )
+    torch.manual_seed(0)
+    model = Emu3ForConditionalGeneration(config).eval()
+    _prefer_words(model.lm_head.weight, 4)
+    model.generation_config = GenerationConfig(bos_token_id=1, eos_token_id=2, pad_token_id=0)
+    image_processor = Emu3ImageProcessor(min_pixels=16 * 16, max_pixels=16 * 16, spatial_factor=8)
+    model.save_pretrained(folder)
+    Emu3Processor(image_processor, tokenizer).save_pretrained(folder)
     return folder

@@ -1,0 +1,161 @@
+"""Emu3 (BAAI) through transformers' native ``Emu3ForConditionalGeneration``: two checkpoints.
+
+Emu3 ships an understanding checkpoint (``BAAI/Emu3-Chat-hf``) and a generation checkpoint
+(``BAAI/Emu3-Gen-hf``); the adapter loads both (once, when they are the same path). Generation follows
+the model card: the processor appends ``boi H*W <image wrapper>`` for a latent grid of ``image_area``
+pixels, decoding is constrained to visual tokens with an end-of-line token every ``W + 1`` positions and the
+closing ``eof eoi eos`` tokens, classifier-free guidance uses the card's negative prompt, and
+``decode_image_tokens`` (keyword-only in transformers 5) returns channels-first pixels in [-1, 1].
+Emu3-Gen cannot edit: input images of a generation request are not given to the generator (logged once).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from lmms_eval_unify.model_adapters.hf_common import (
+    TEXT_ONLY_GENERATION_NOTE,
+    OnceLogger,
+    chat_messages,
+    decode_new_tokens,
+    signed_pixels_to_pil,
+)
+from PIL import Image
+
+from lmms_eval_unify.model import UNDERSTAND_AND_GENERATE, UnifiedModel, decoding_options, seeded
+
+EOL_TOKEN = "<|extra_200|>"
+NEGATIVE_PROMPT = (
+    "lowres, bad anatomy, bad hands, text, error, missing fingers, extra digit, fewer digits, cropped, worst "
+    "quality, low quality, normal quality, jpeg artifacts, signature, watermark, username, blurry."
+)
+POSITIVE_SUFFIX = " masterpiece, film grained, best quality."
+
+
+class VisualTokenConstraint:
+    """``prefix_allowed_tokens_fn`` that makes ``generate`` emit exactly one ``height x width`` token image."""
+
+    def __init__(self, tokenizer: Any, visual_tokens: list[int], height: int, width: int) -> None:
+        self.wrapper_id = tokenizer.image_wrapper_token_id
+        self.height, self.width = height, width
+        self.visual = list(visual_tokens)
+        self.eol = [tokenizer.convert_tokens_to_ids(EOL_TOKEN)]
+        end = (width + 1) * height
+        self.closing = {
+            end + 1: [tokenizer.eof_token_id],
+            end + 2: [tokenizer.eoi_token_id],
+            end + 3: [tokenizer.eos_token_id],
+        }
+        self.pad = [tokenizer.pad_token_id]
+        self.end = end
+
+    def __call__(self, batch_id: int, input_ids: torch.Tensor) -> list[int]:
+        position = torch.nonzero(input_ids == self.wrapper_id, as_tuple=True)[0][-1].item()
+        offset = input_ids.shape[0] - position
+        if offset in self.closing:  # checked before the row rule, so the last token is EOS (not EOL)
+            return self.closing[offset]
+        if offset > self.end + 3:
+            return self.pad
+        return self.eol if offset % (self.width + 1) == 0 else self.visual
+
+
+class Emu3(UnifiedModel):
+    """Emu3 Chat (understanding) + Emu3 Gen (text-to-image)."""
+
+    model_id = "emu3"
+    capabilities = UNDERSTAND_AND_GENERATE
+
+    def __init__(
+        self,
+        pretrained: str = "BAAI/Emu3-Chat-hf",
+        pretrained_gen: str = "BAAI/Emu3-Gen-hf",
+        guidance_scale: float = 3.0,
+        image_area: int = 720 * 720,
+        ratio: str = "1:1",
+        max_new_tokens: int | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.pretrained, self.pretrained_gen = str(pretrained), str(pretrained_gen)
+        self.guidance_scale = float(guidance_scale)
+        self.image_area, self.ratio = int(image_area), str(ratio)
+        self.max_new_tokens = int(max_new_tokens) if max_new_tokens else None
+        self.processor, self.model = self._load(self.pretrained)
+        if self.pretrained_gen == self.pretrained:
+            self.gen_processor, self.gen_model = self.processor, self.model
+        else:
+            self.gen_processor, self.gen_model = self._load(self.pretrained_gen)
+        self._notes = OnceLogger()
+
+    def _load(self, path: str) -> tuple[Any, Any]:
+        from transformers import Emu3ForConditionalGeneration, Emu3Processor
+
+        processor = Emu3Processor.from_pretrained(path)
+        processor.tokenizer.padding_side = "left"
+        model = Emu3ForConditionalGeneration.from_pretrained(path, dtype=self.dtype).to(self.device).eval()
+        return processor, model
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            **super().describe(),
+            "pretrained": self.pretrained,
+            "pretrained_gen": self.pretrained_gen,
+            "guidance_scale": self.guidance_scale,
+            "image_area": self.image_area,
+            "ratio": self.ratio,
+            "max_new_tokens": self.max_new_tokens,
+        }
+
+    def _prompt(self, images: list[Image.Image], prompt: str) -> str:
+        """The checkpoint's chat template when it has one, else the model card's ``USER: … ASSISTANT:`` form."""
+        if self.processor.chat_template:
+            return self.processor.apply_chat_template(
+                chat_messages(images, prompt), add_generation_prompt=True
+            )
+        return f"You are a helpful assistant. USER: {'<image>' * len(images)}{prompt} ASSISTANT:"
+
+    @torch.inference_mode()
+    def understand_batch(self, batch: list[tuple[list[Image.Image], str]], **decoding: Any) -> list[str]:
+        texts = [self._prompt(images, prompt) for images, prompt in batch]
+        images = [image for item_images, _ in batch for image in item_images] or None
+        inputs = self.processor(text=texts, images=images, padding=True, return_tensors="pt")
+        inputs = inputs.to(self.device, dtype=self.dtype)
+        with seeded(int(decoding.get("seed", self.seed)), self.device):
+            output = self.model.generate(**inputs, **decoding_options(decoding, self.max_new_tokens))
+        return decode_new_tokens(self.processor, output, inputs["input_ids"].shape[1])
+
+    def understand(self, images: list[Image.Image], prompt: str, **decoding: Any) -> str:
+        return self.understand_batch([(images, prompt)], **decoding)[0]
+
+    @torch.inference_mode()
+    def generate_image(self, prompt: str, images: list[Image.Image], **decoding: Any) -> Image.Image:
+        if images:
+            self._notes.warn(TEXT_ONLY_GENERATION_NOTE.format(model=self.model_id, n=len(images)))
+        processor, model = self.gen_processor, self.gen_model
+        inputs = processor(
+            text=[prompt + POSITIVE_SUFFIX],
+            return_for_image_generation=True,
+            image_area=self.image_area,
+            ratio=self.ratio,
+            return_tensors="pt",
+        )
+        height, width = (int(v) for v in inputs.pop("image_sizes")[0])
+        inputs = inputs.to(self.device)
+        negative = processor(text=[NEGATIVE_PROMPT], return_tensors="pt").to(self.device)
+        constraint = VisualTokenConstraint(
+            processor.tokenizer, model.vocabulary_mapping.image_tokens, height, width
+        )
+        with seeded(int(decoding["seed"]), self.device):
+            output = model.generate(
+                **inputs,
+                max_new_tokens=(width + 1) * height + 3,
+                do_sample=True,
+                prefix_allowed_tokens_fn=constraint,
+                guidance_scale=self.guidance_scale,
+                negative_prompt_ids=negative["input_ids"],
+                negative_prompt_attention_mask=negative["attention_mask"],
+            )
+        tokens = output[:, inputs["input_ids"].shape[1] :]
+        pixels = model.decode_image_tokens(image_tokens=tokens, height=height, width=width)  # (B, C, H, W)
+        return signed_pixels_to_pil(pixels[0], channels_first=True)

@@ -1,0 +1,60 @@
+"""Emu3 adapter on a tiny random checkpoint of the real transformers classes (CPU, offline)."""
+
+import pytest
+import torch
+from lmms_eval_unify.model_adapters.emu3 import EOL_TOKEN, Emu3, VisualTokenConstraint
+from PIL import Image
+
+
+@pytest.fixture(scope="module")
+def emu3(tiny_emu3, tmp_path_factory):
+    media = str(tmp_path_factory.mktemp("media"))
+    return Emu3(pretrained=str(tiny_emu3), pretrained_gen=str(tiny_emu3), image_area=256, output_dir=media)
+
+
+def test_one_checkpoint_path_is_loaded_once(emu3):
+    assert emu3.gen_model is emu3.model and emu3.model_args["pretrained_gen"] == emu3.pretrained
+
+
+def test_understanding_batched_and_alone_agree(emu3):
+    batch = [
+        ([Image.new("RGB", (40, 30), "red")], "what is it"),
+        ([], "a maze"),
+        ([Image.new("RGB", (16, 16))] * 2, "two"),
+    ]
+    batched = emu3.understand_batch(batch, max_new_tokens=4)
+    assert all(batched) and batched == [
+        emu3.understand(images, prompt, max_new_tokens=4) for images, prompt in batch
+    ]
+
+
+def test_generation_is_a_reproducible_image_of_the_requested_area(emu3):
+    first, again = emu3.generate_image("a maze", [], seed=1), emu3.generate_image("a maze", [], seed=1)
+    assert first.size == (16, 16) and first.mode == "RGB"  # 256 px area, 1:1 -> 2x2 latents x 8
+    assert first.tobytes() == again.tobytes() != emu3.generate_image("a maze", [], seed=2).tobytes()
+
+
+def test_constraint_emits_rows_then_the_closing_tokens(emu3):
+    tokenizer = emu3.processor.tokenizer
+    visual = emu3.model.vocabulary_mapping.image_tokens
+    constraint = VisualTokenConstraint(tokenizer, visual, height=2, width=3)
+    prompt = [1, 5, tokenizer.image_wrapper_token_id]
+    allowed = []
+    for _ in range(2 * 4 + 4):
+        options = constraint(0, torch.tensor(prompt))
+        allowed.append(options)
+        prompt.append(options[0])
+    eol = tokenizer.convert_tokens_to_ids(EOL_TOKEN)
+    assert [a == [eol] for a in allowed[:8]] == [False, False, False, True] * 2
+    assert allowed[8:] == [[tokenizer.eof_token_id], [tokenizer.eoi_token_id], [tokenizer.eos_token_id], [0]]
+    assert allowed[0] == visual
+
+
+@pytest.mark.slow
+def test_real_cli_runs_the_sliding_puzzle_end_to_end(tiny_emu3, puzzle_data, tmp_path, run_cli, check_steps):
+    args = f"pretrained={tiny_emu3},pretrained_gen={tiny_emu3},image_area=256,max_new_tokens=8"
+    run = run_cli("emu3", args, "uni_mmmu_sliding", puzzle_data, tmp_path, extra=("--batch_size", "2"))
+    assert len(run["samples"]["uni_mmmu_sliding"]) == 2
+    for sample in run["samples"]["uni_mmmu_sliding"]:
+        check_steps(sample, "emu3")
+    assert run["results"]["uni_mmmu_sliding"]["invalid_outputs,none"] == 0
