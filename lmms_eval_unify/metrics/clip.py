@@ -16,6 +16,7 @@ from torchvision.transforms import InterpolationMode
 
 from lmms_eval_unify.metrics.config import (
     ENV_PREFIX,
+    TINY_BACKBONE,
     MetricConfig,
     MissingWeightsError,
     as_config,
@@ -32,8 +33,6 @@ VideoInput = Sequence[ImageInput] | torch.Tensor
 """A video as a list of frames or a uint8 tensor [T, 3, H, W] (frame sampling is the task's job)."""
 
 CLIP_FAMILIES = ("clip_score", "clip_choice")
-TINY_BACKBONE = "tiny"
-"""A 3M-parameter ViT-B-32-shaped CLIP for tests and benchmarks; only buildable with random weights."""
 _TINY_CLIP_KWARGS = {
     "embed_dim": 32,
     "vision_cfg": {"image_size": 32, "layers": 2, "width": 64, "patch_size": 8, "head_width": 32},

@@ -32,6 +32,16 @@ STANDARD_VARIANT_BACKBONES: dict[str, str] = {"fid": "tf_inception_v3", "fvd": "
 FP32_FAMILIES = frozenset({"fid", "fvd"})
 
 
+TINY_BACKBONE = "tiny"
+"""Backbone name of the tiny test/benchmark networks (CLIP, FID/FVD); they exist only with RANDOM_WEIGHTS."""
+
+
+def check_variant(variant: str) -> Variant:
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown metric variant {variant!r}; expected one of {VARIANTS}")
+    return variant  # type: ignore[return-value]
+
+
 class MissingWeightsError(FileNotFoundError):
     """Raised when a backbone's weights are not available offline; never falls back to random weights."""
 
@@ -61,8 +71,7 @@ class MetricConfig:
             raise ValueError(
                 f"unknown metric family {self.family!r}; expected one of {sorted(DEFAULT_BACKBONES)}"
             )
-        if self.variant not in VARIANTS:
-            raise ValueError(f"unknown metric variant {self.variant!r}; expected one of {VARIANTS}")
+        check_variant(self.variant)
         if self.dtype not in _AUTOCAST_DTYPES:
             raise ValueError(f"unknown dtype {self.dtype!r}; expected one of {sorted(_AUTOCAST_DTYPES)}")
         if self.batch_size < 1:

@@ -22,9 +22,11 @@ from torchvision.transforms import InterpolationMode
 
 from lmms_eval_unify.metrics.clip import VideoInput
 from lmms_eval_unify.metrics.config import (
+    TINY_BACKBONE,
     MetricConfig,
     Variant,
     as_config,
+    check_variant,
     encoder_autocast,
     find_weights_file,
     seeded_random_init,
@@ -32,7 +34,7 @@ from lmms_eval_unify.metrics.config import (
 )
 from lmms_eval_unify.metrics.distributed import gather_variable_length
 from lmms_eval_unify.metrics.encoders import ImageEncoder
-from lmms_eval_unify.metrics.frechet import FeatureStatistics, check_variant, frechet_distance_between
+from lmms_eval_unify.metrics.frechet import FeatureStatistics, frechet_distance_between
 from lmms_eval_unify.metrics.images import (
     IMAGENET_MEAN,
     IMAGENET_STD,
@@ -44,7 +46,6 @@ from lmms_eval_unify.metrics.images import (
 from lmms_eval_unify.metrics.registry import get_backbone
 
 ConfigLike = MetricConfig | Mapping[str, Any] | None
-TINY_BACKBONE = "tiny"
 I3D_FRAME_SIZE = 224
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
-from lmms_eval_unify.metrics.config import VARIANTS, Variant
+from lmms_eval_unify.metrics.config import Variant, check_variant
 from lmms_eval_unify.metrics.distributed import is_distributed
 
 
@@ -73,12 +73,6 @@ def frechet_distance(
 
 def frechet_distance_between(stats_a: FeatureStatistics, stats_b: FeatureStatistics) -> float:
     return frechet_distance(stats_a.mean, stats_a.covariance, stats_b.mean, stats_b.covariance)
-
-
-def check_variant(variant: str) -> Variant:
-    if variant not in VARIANTS:
-        raise ValueError(f"unknown metric variant {variant!r}; expected one of {VARIANTS}")
-    return variant  # type: ignore[return-value]
 
 
 def normalise_distance_score(distance: float | torch.Tensor, variant: Variant) -> float | torch.Tensor:

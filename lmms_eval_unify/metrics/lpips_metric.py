@@ -16,13 +16,13 @@ from lmms_eval_unify.metrics.config import (
     MetricConfig,
     Variant,
     as_config,
+    check_variant,
     encoder_autocast,
     find_weights_file,
     seeded_random_init,
     torch_hub_checkpoint,
 )
 from lmms_eval_unify.metrics.encoders import unique_image_items
-from lmms_eval_unify.metrics.frechet import check_variant
 from lmms_eval_unify.metrics.images import ImageInput, decode_items, group_by_shape
 from lmms_eval_unify.metrics.registry import get_backbone
 

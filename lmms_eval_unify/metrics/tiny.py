@@ -8,7 +8,13 @@ from functools import partial
 import torch
 from torch import nn
 
-from lmms_eval_unify.metrics.config import RANDOM_WEIGHTS, MetricConfig, resolve_config, seeded_random_init
+from lmms_eval_unify.metrics.config import (
+    RANDOM_WEIGHTS,
+    TINY_BACKBONE,
+    MetricConfig,
+    resolve_config,
+    seeded_random_init,
+)
 
 TINY_DREAMSIM_TYPE = "clip_vitl14"
 
@@ -48,12 +54,16 @@ def tiny_configs(dreamsim_dir: str | os.PathLike, device: str = "cpu") -> dict[s
     """One tiny config per family (CLIP 3M params at 32 px, random-trunk LPIPS-Alex, tiny DreamSim, tiny conv
     net for FID/FVD). `dreamsim_dir` must hold `write_tiny_dreamsim_checkpoint`'s files."""
     return {
-        "clip_score": resolve_config("clip_score", backbone="tiny", weights=RANDOM_WEIGHTS, device=device),
-        "clip_choice": resolve_config("clip_choice", backbone="tiny", weights=RANDOM_WEIGHTS, device=device),
+        "clip_score": resolve_config(
+            "clip_score", backbone=TINY_BACKBONE, weights=RANDOM_WEIGHTS, device=device
+        ),
+        "clip_choice": resolve_config(
+            "clip_choice", backbone=TINY_BACKBONE, weights=RANDOM_WEIGHTS, device=device
+        ),
         "lpips": resolve_config("lpips", weights=RANDOM_WEIGHTS, device=device),
         "dreamsim": resolve_config(
             "dreamsim", backbone=TINY_DREAMSIM_TYPE, weights=str(dreamsim_dir), device=device
         ),
-        "fid": resolve_config("fid", backbone="tiny", weights=RANDOM_WEIGHTS, device=device),
-        "fvd": resolve_config("fvd", backbone="tiny", weights=RANDOM_WEIGHTS, device=device),
+        "fid": resolve_config("fid", backbone=TINY_BACKBONE, weights=RANDOM_WEIGHTS, device=device),
+        "fvd": resolve_config("fvd", backbone=TINY_BACKBONE, weights=RANDOM_WEIGHTS, device=device),
     }

@@ -112,12 +112,14 @@ def test_batched_choices_equal_one_by_one_on_cpu_fp32(tiny_clip_config, make_ima
         assert b.similarities == pytest.approx(s.similarities, abs=1e-6)
 
 
-def test_shared_candidates_are_embedded_once(tiny_clip_config, make_images):
+def test_shared_candidates_are_embedded_once(tiny_clip_config, make_images, monkeypatch):
     config = dataclasses.replace(tiny_clip_config, batch_size=7)  # its own backbone and cache
     clip = get_clip(config)
     forwarded = []
     original = clip.images.forward
-    clip.images.forward = lambda batch: forwarded.append(batch.shape[0]) or original(batch)
+    monkeypatch.setattr(
+        clip.images, "forward", lambda batch: forwarded.append(batch.shape[0]) or original(batch)
+    )
     shared = make_images(4, seed=20)
     clip_choices(make_images(10, seed=21), [shared] * 10, config)
     assert sum(forwarded) == 14
