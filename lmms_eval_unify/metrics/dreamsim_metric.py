@@ -106,9 +106,8 @@ def load_dreamsim(config: MetricConfig) -> ImageEncoder:
     lora = LoraConfig(
         **{k: adapter[k] for k in ("r", "lora_alpha", "lora_dropout", "bias", "target_modules")}
     )
-    with (
-        warnings.catch_warnings()
-    ):  # dreamsim's own double wrapping triggers peft's "multiple adapters" warning
+    # dreamsim's own double wrapping (reproduced here) triggers peft's "multiple adapters" warning
+    with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Already found a `peft_config`", category=UserWarning)
         model = get_peft_model(model, lora)
         model = PeftModel.from_pretrained(model.base_model.model, os.path.join(directory, lora_dir)).to(

@@ -151,10 +151,12 @@ def test_standard_fid_feeds_uint8_images_to_tf_inception_without_antialias(
 ):
     """torch-fidelity's TF-Inception with seeded random weights (its weight file is replaced by an empty one,
     the only part bypassed): our features equal the extractor's own output on the uint8 images."""
-    from torch_fidelity.feature_extractor_inceptionv3 import FeatureExtractorInceptionV3
+    fidelity = pytest.importorskip("torch_fidelity.feature_extractor_inceptionv3")  # optional dependency
     from torchmetrics.image.fid import NoTrainInceptionV3
 
-    monkeypatch.setattr(FeatureExtractorInceptionV3, "load_state_dict", lambda self, state, strict=True: None)
+    monkeypatch.setattr(
+        fidelity.FeatureExtractorInceptionV3, "load_state_dict", lambda self, state, strict=True: None
+    )
     path = tmp_path / "weights-inception-2015-12-05-6726825d.pth"
     torch.save({}, path)
     monkeypatch.setenv("LMMS_EVAL_UNIFY_FID_INCEPTION_CKPT", str(path))
