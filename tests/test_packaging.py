@@ -1,5 +1,6 @@
 """The wheel ships the task YAMLs under lmms_eval_unify and creates no generic top-level packages."""
 
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -12,8 +13,12 @@ REPO = Path(__file__).resolve().parents[1]
 
 @pytest.mark.slow
 def test_wheel_file_list(tmp_path):
+    # build from a clean copy: setuptools' build/ folder would otherwise carry stale files between builds
+    source = tmp_path / "src"
+    skip = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", "out")
+    shutil.copytree(REPO, source, ignore=skip)
     subprocess.run(
-        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(tmp_path), str(REPO)],
+        [sys.executable, "-m", "build", "--wheel", "--no-isolation", "--outdir", str(tmp_path), str(source)],
         check=True,
         capture_output=True,
     )
