@@ -32,6 +32,8 @@ def test_wheel_file_list(tmp_path):
         "lmms_eval_unify/tasks/uni_mmmu/utils.py",
         "lmms_eval_unify/model_adapters/baselines.py",
         "lmms_eval_unify/plugin.py",
+        "lmms_eval_unify/judges/prompts/gapeval.yaml",
+        "lmms_eval_unify/scoring/pairs_unig2u_table3.yaml",
     ):
         assert expected in names, expected
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
