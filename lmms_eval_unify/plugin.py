@@ -21,6 +21,8 @@ MODELS = {
     "unify_oracle": "lmms_eval_unify.model_adapters.baselines.UnifyOracle",
     "janus_pro": "lmms_eval_unify.model_adapters.janus_pro.JanusPro",
     "emu3": "lmms_eval_unify.model_adapters.emu3.Emu3",
+    "qwen_image_edit": "lmms_eval_unify.model_adapters.qwen_image_edit.QwenImageEdit",
+    "composed": "lmms_eval_unify.model_adapters.composed.Composed",
 }
 _PATCH_MARK = "_lmms_eval_unify_patched"
 

@@ -38,6 +38,16 @@ def tiny_emu3(tmp_path_factory) -> Path:
     return tiny_models.write_tiny_emu3(tmp_path_factory.mktemp("tiny_emu3"))
 
 
+@pytest.fixture(scope="session")
+def tiny_qwen_vl(tmp_path_factory) -> Path:
+    return tiny_models.write_tiny_qwen2_5_vl(tmp_path_factory.mktemp("tiny_qwen_vl"))
+
+
+@pytest.fixture(scope="session")
+def tiny_qwen_edit(tmp_path_factory) -> Path:
+    return tiny_models.write_tiny_qwen_image_edit(tmp_path_factory.mktemp("tiny_qwen_edit"))
+
+
 @pytest.fixture
 def run_cli():
     """:func:`run_lmms_eval` (fixtures stand in for imports: this folder is not an importable package)."""

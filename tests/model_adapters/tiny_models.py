@@ -180,3 +180,134 @@ def write_tiny_emu3(folder: Path) -> Path:
     model.save_pretrained(folder)
     Emu3Processor(image_processor, tokenizer).save_pretrained(folder)
     return folder
+
+
+QWEN_SPECIALS = [
+    "<|endoftext|>",
+    "<|im_start|>",
+    "<|im_end|>",
+    "<|vision_start|>",
+    "<|vision_end|>",
+    "<|image_pad|>",
+    "<|video_pad|>",
+]
+
+
+def _qwen_tokenizer():
+    """A byte-level BPE trained in memory on the pipeline's own template (it must split into > 64 tokens)."""
+    from tokenizers import decoders, trainers
+    from transformers import Qwen2TokenizerFast
+
+    backend = Tokenizer(models.BPE())
+    backend.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
+    backend.decoder = decoders.ByteLevel()
+    corpus = [
+        " ".join(WORDS),
+        "Describe the key features of the input image (color, shape, size, texture, objects)",
+    ]
+    trainer = trainers.BpeTrainer(
+        vocab_size=300, special_tokens=QWEN_SPECIALS, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
+    backend.train_from_iterator(corpus, trainer)
+    return Qwen2TokenizerFast(
+        tokenizer_object=backend, eos_token="<|im_end|>", pad_token="<|endoftext|>", unk_token=None
+    )
+
+
+QWEN_CHAT_TEMPLATE = (
+    "{% for message in messages %}<|im_start|>{{ message['role'] }}\n"
+    "{% if message['content'] is string %}{{ message['content'] }}{% else %}{% for item in message['content'] %}"
+    "{% if item['type'] == 'image' %}<|vision_start|><|image_pad|><|vision_end|>"
+    "{% elif item['type'] == 'text' %}{{ item['text'] }}{% endif %}{% endfor %}{% endif %}<|im_end|>\n"
+    "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def _tiny_qwen2_5_vl():
+    """A 2-layer Qwen2.5-VL and its processor (56 px images: 4 patches merged into 1 token)."""
+    from transformers import Qwen2_5_VLConfig, Qwen2_5_VLForConditionalGeneration, Qwen2VLProcessor
+    from transformers.models.qwen2_vl.image_processing_qwen2_vl import Qwen2VLImageProcessor
+    from transformers.models.qwen2_vl.video_processing_qwen2_vl import Qwen2VLVideoProcessor
+
+    tokenizer = _qwen_tokenizer()
+    ids = {t: tokenizer.convert_tokens_to_ids(t) for t in QWEN_SPECIALS}
+    config = Qwen2_5_VLConfig(
+        text_config=dict(
+            hidden_size=16,
+            intermediate_size=16,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            num_key_value_heads=2,
+            vocab_size=len(tokenizer),
+            bos_token_id=None,
+            eos_token_id=tokenizer.eos_token_id,
+            rope_scaling={"mrope_section": [1, 1, 2], "rope_type": "default"},
+        ),
+        vision_config=dict(depth=2, hidden_size=16, intermediate_size=16, num_heads=2, out_hidden_size=16),
+        hidden_size=16,
+        vocab_size=len(tokenizer),
+        image_token_id=ids["<|image_pad|>"],
+        video_token_id=ids["<|video_pad|>"],
+        vision_start_token_id=ids["<|vision_start|>"],
+        vision_end_token_id=ids["<|vision_end|>"],
+    )
+    model = Qwen2_5_VLForConditionalGeneration(config).eval()
+    model.generation_config.eos_token_id = tokenizer.eos_token_id
+    model.generation_config.pad_token_id = tokenizer.pad_token_id
+    processor = Qwen2VLProcessor(
+        image_processor=Qwen2VLImageProcessor(min_pixels=56 * 56, max_pixels=56 * 56),
+        tokenizer=tokenizer,
+        video_processor=Qwen2VLVideoProcessor(),
+        chat_template=QWEN_CHAT_TEMPLATE,
+    )
+    return model, processor
+
+
+def write_tiny_qwen2_5_vl(folder: Path) -> Path:
+    """A tiny Qwen2.5-VL checkpoint, loadable by lmms-eval's own ``qwen2_5_vl`` model."""
+    torch.manual_seed(0)
+    model, processor = _tiny_qwen2_5_vl()
+    model.save_pretrained(folder)
+    processor.save_pretrained(folder)
+    return folder
+
+
+def write_tiny_qwen_image_edit(folder: Path) -> Path:
+    """A tiny ``QwenImageEditPipeline`` (2-layer transformer, small VAE, the tiny Qwen2.5-VL as text encoder)."""
+    from diffusers import (
+        AutoencoderKLQwenImage,
+        FlowMatchEulerDiscreteScheduler,
+        QwenImageEditPipeline,
+        QwenImageTransformer2DModel,
+    )
+
+    torch.manual_seed(0)
+    text_encoder, processor = _tiny_qwen2_5_vl()
+    pipeline = QwenImageEditPipeline(
+        scheduler=FlowMatchEulerDiscreteScheduler(),
+        vae=AutoencoderKLQwenImage(
+            base_dim=8,
+            z_dim=4,
+            dim_mult=[1, 2, 4],
+            num_res_blocks=1,
+            temperal_downsample=[False, True],
+            latents_mean=[0.0] * 4,
+            latents_std=[1.0] * 4,
+        ),
+        text_encoder=text_encoder,
+        tokenizer=processor.tokenizer,
+        processor=processor,
+        transformer=QwenImageTransformer2DModel(
+            patch_size=2,
+            in_channels=16,
+            out_channels=4,
+            num_layers=2,
+            attention_head_dim=16,
+            num_attention_heads=3,
+            joint_attention_dim=16,
+            guidance_embeds=False,
+            axes_dims_rope=(8, 4, 4),
+        ),
+    )
+    pipeline.save_pretrained(folder)
+    return folder

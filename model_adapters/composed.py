@@ -1,0 +1,120 @@
+"""A composed unified model (UniG2U's agentic category): any lmms-eval model understands, one of ours draws.
+
+``--model composed --model_args und=qwen2_5_vl,und_args="pretrained=Qwen/Qwen2.5-VL-7B-Instruct",
+gen=qwen_image_edit,gen_args="pretrained=Qwen/Qwen-Image-Edit"`` is the paper's "Qwen2.5-7b + Qwen-edit"
+row. ``und`` is any model name lmms-eval resolves (its built-ins, or ours), loaded as a *simple* model and
+asked through its own ``generate_until``; ``gen`` is one of this plugin's image-generating adapters.
+Nested arguments are written in quotes or braces so lmms-eval's comma split leaves them whole:
+``und_args="k=v,k2=v2"``, ``und_args='{"k": "v"}'`` or, without quotes, ``und_args=k=v;k2=v2``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from typing import Any
+
+from lmms_eval.api.instance import Instance
+from PIL import Image
+
+from lmms_eval_unify.model import UNDERSTAND_AND_GENERATE, UnifiedModel
+from lmms_eval_unify.protocols import GENERATE_IMAGE
+
+REQUEST_TASK, REQUEST_SPLIT = "lmms_eval_unify_composed", "test"
+
+
+def parse_nested_args(value: Any) -> dict[str, Any]:
+    """``und_args``/``gen_args`` as keyword arguments (quoted ``k=v,…``, JSON object, or ``k=v;…``)."""
+    from lmms_eval.utils import simple_parse_args_string
+
+    if isinstance(value, dict):
+        return dict(value)
+    text = str(value or "").strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "\"'":
+        text = text[1:-1].strip()
+    if text.startswith("{"):
+        return json.loads(text)
+    return simple_parse_args_string(text.replace(";", ","))
+
+
+def load_generator(name: str, args: dict[str, Any], output_dir: str | None) -> UnifiedModel:
+    """One of this plugin's adapters (not ``composed``), by its ``--model`` name; it must generate images."""
+    from lmms_eval_unify.plugin import MODELS
+
+    if name == Composed.model_id or name not in MODELS:
+        raise ValueError(f"gen={name!r} is not one of this plugin's models: {sorted(MODELS)}")
+    module, _, cls_name = MODELS[name].rpartition(".")
+    cls = getattr(importlib.import_module(module), cls_name)
+    if GENERATE_IMAGE not in cls.capabilities:
+        raise ValueError(f"gen={name!r} cannot generate images (capabilities: {sorted(cls.capabilities)})")
+    return cls(output_dir=output_dir, **args)
+
+
+class Composed(UnifiedModel):
+    """Understanding by an lmms-eval model, image generation/editing by one of our adapters."""
+
+    model_id = "composed"
+    capabilities = UNDERSTAND_AND_GENERATE
+
+    def __init__(
+        self,
+        und: str,
+        gen: str,
+        und_args: Any = "",
+        gen_args: Any = "",
+        output_dir: str | None = None,
+        **kwargs,
+    ) -> None:
+        from lmms_eval.models import get_model
+
+        super().__init__(output_dir=output_dir, **kwargs)
+        self.und_name, self.gen_name = str(und), str(gen)
+        self.und_args, self.gen_args = parse_nested_args(und_args), parse_nested_args(gen_args)
+        und_kwargs = {
+            "batch_size": self.batch_size,
+            **self.und_args,
+        }  # lmms-eval gives every model batch_size
+        self.und_model = get_model(self.und_name, force_simple=True)(**und_kwargs)
+        self.gen_model = load_generator(self.gen_name, self.gen_args, output_dir)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            **super().describe(),
+            "und": getattr(self, "und_name", None),
+            "und_args": getattr(self, "und_args", None),
+            "gen": getattr(self, "gen_name", None),
+            "gen_args": getattr(self, "gen_args", None),
+        }
+
+    def understand_batch(self, batch: list[tuple[list[Image.Image], str]], **decoding: Any) -> list[str]:
+        """The understanding model's own ``generate_until`` over synthetic requests (one doc per prompt)."""
+        gen_kwargs = {k: v for k, v in decoding.items() if k != "seed"}
+        gen_kwargs.setdefault("until", [])
+        docs = {index: images for index, (images, _) in enumerate(batch)}
+        self.und_model.task_dict = {REQUEST_TASK: {REQUEST_SPLIT: docs}}
+        requests = [
+            Instance(
+                request_type="generate_until",
+                arguments=(prompt, dict(gen_kwargs), _doc_images, index, REQUEST_TASK, REQUEST_SPLIT),
+                idx=0,
+                metadata={"task": REQUEST_TASK, "doc_id": index, "repeats": 1},
+            )
+            for index, (_, prompt) in enumerate(batch)
+        ]
+        return [_text(answer) for answer in self.und_model.generate_until(requests)]
+
+    def understand(self, images: list[Image.Image], prompt: str, **decoding: Any) -> str:
+        return self.understand_batch([(images, prompt)], **decoding)[0]
+
+    def generate_image(self, prompt: str, images: list[Image.Image], **decoding: Any) -> Image.Image:
+        self.gen_model.phase = self.phase
+        return self.gen_model.generate_image(prompt, images, **decoding)
+
+
+def _doc_images(doc: list[Image.Image]) -> list[Image.Image]:
+    return list(doc)
+
+
+def _text(answer: Any) -> str:
+    """lmms-eval models answer with a string or a ``GenerationResult``-like object carrying ``text``."""
+    return answer if isinstance(answer, str) else str(getattr(answer, "text", answer))

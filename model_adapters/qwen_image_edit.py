@@ -1,0 +1,81 @@
+"""Qwen-Image-Edit through diffusers' ``QwenImageEditPipeline`` (image editing; the generator of ``composed``).
+
+Defaults are the model card's: ``true_cfg_scale=4.0`` with ``negative_prompt=" "`` and 50 steps.
+``guidance_scale`` is not used: this transformer has no guidance embedding, so diffusers ignores it and
+classifier-free guidance runs only through ``true_cfg_scale`` with a negative prompt (upstream lmms-eval's
+wrapper passes only ``guidance_scale`` and therefore runs without CFG). The pipeline edits one image: the
+last input image of a request (the current state in a step loop; the only original image in
+generate-then-answer). A request without an input image is an error: this checkpoint does not do
+text-to-image.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from PIL import Image
+
+from lmms_eval_unify.model import UnifiedModel
+from lmms_eval_unify.protocols import GENERATE_IMAGE
+
+
+class QwenImageEdit(UnifiedModel):
+    """Qwen-Image-Edit (editing only; pair it with an understanding model through ``composed``)."""
+
+    model_id = "qwen_image_edit"
+    capabilities = frozenset({GENERATE_IMAGE})
+    max_input_images = None
+
+    def __init__(
+        self,
+        pretrained: str = "Qwen/Qwen-Image-Edit",
+        num_inference_steps: int = 50,
+        true_cfg_scale: float = 4.0,
+        negative_prompt: str = " ",
+        height: int | None = None,
+        width: int | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        from diffusers import QwenImageEditPipeline
+
+        self.pretrained = str(pretrained)
+        self.num_inference_steps = int(num_inference_steps)
+        self.true_cfg_scale = float(true_cfg_scale)
+        self.negative_prompt = str(negative_prompt)
+        self.height = int(height) if height else None
+        self.width = int(width) if width else None
+        self.pipeline = QwenImageEditPipeline.from_pretrained(self.pretrained, dtype=self.dtype)
+        self.pipeline.to(self.device)
+        self.pipeline.set_progress_bar_config(disable=True)
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            **super().describe(),
+            "pretrained": self.pretrained,
+            "num_inference_steps": self.num_inference_steps,
+            "true_cfg_scale": self.true_cfg_scale,
+            "negative_prompt": self.negative_prompt,
+            "height": self.height,
+            "width": self.width,
+        }
+
+    @torch.inference_mode()
+    def generate_image(self, prompt: str, images: list[Image.Image], **decoding: Any) -> Image.Image:
+        if not images:
+            raise ValueError(
+                f"{self.model_id} edits an input image; this request has none (no text-to-image)"
+            )
+        generator = torch.Generator(device="cpu").manual_seed(int(decoding["seed"]))
+        result = self.pipeline(
+            image=images[-1].convert("RGB"),
+            prompt=prompt,
+            negative_prompt=self.negative_prompt,
+            true_cfg_scale=self.true_cfg_scale,
+            num_inference_steps=self.num_inference_steps,
+            height=self.height,
+            width=self.width,
+            generator=generator,
+        )
+        return result.images[0]
