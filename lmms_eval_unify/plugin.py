@@ -23,6 +23,7 @@ MODELS = {
     "emu3": "lmms_eval_unify.model_adapters.emu3.Emu3",
     "qwen_image_edit": "lmms_eval_unify.model_adapters.qwen_image_edit.QwenImageEdit",
     "composed": "lmms_eval_unify.model_adapters.composed.Composed",
+    "openai_image": "lmms_eval_unify.model_adapters.openai_image.OpenAIImage",
 }
 _PATCH_MARK = "_lmms_eval_unify_patched"
 
