@@ -24,6 +24,9 @@ MODELS = {
     "qwen_image_edit": "lmms_eval_unify.model_adapters.qwen_image_edit.QwenImageEdit",
     "composed": "lmms_eval_unify.model_adapters.composed.Composed",
     "openai_image": "lmms_eval_unify.model_adapters.openai_image.OpenAIImage",
+    "show_o2": "lmms_eval_unify.model_adapters.show_o2.ShowO2",
+    "bagel": "lmms_eval_unify.model_adapters.bagel.Bagel",
+    "omnigen2": "lmms_eval_unify.model_adapters.omnigen2.OmniGen2",
 }
 _PATCH_MARK = "_lmms_eval_unify_patched"
 

@@ -3,6 +3,7 @@
 import pytest
 import torch
 from conftest import ScriptedAdapter, make_request
+from PIL import Image
 
 from lmms_eval_unify.model import decoding_options, resolve_device, resolve_dtype, seeded
 from lmms_eval_unify.record import parse_output
@@ -92,3 +93,15 @@ def test_batch_size_one_never_calls_the_batch_primitive(tmp_path):
     model = _model(tmp_path)
     model.generate_until([make_request("q", {}, doc_id=0)])
     assert model.batches == []
+
+
+def test_default_session_replays_the_transcript_through_the_primitives(scripted):
+    model = scripted(["Next, move up."])
+    session = model.session()
+    session.add(Image.new("RGB", (8, 8)), "Solve the maze.")
+    assert session.gen_text(seed=1) == "Next, move up."
+    image = session.gen_image(seed=1)
+    understand, generate = model.calls
+    assert understand[1:3] == ("Solve the maze.", 1)
+    assert generate[1:3] == ("Next, move up.", 1)
+    assert session.parts[-1] is image and len(session.parts) == 4

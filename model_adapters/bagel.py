@@ -1,0 +1,255 @@
+"""BAGEL (ByteDance-Seed) through the official ``InterleaveInferencer`` (GPU only: flash-attn, CUDA autocast).
+
+Understanding, text-to-image and editing go through ``interleave_inference`` with the official demo's
+settings (``app.py``): understanding greedy with ``max_think_token_n`` tokens; text-to-image
+``cfg_text_scale=4``, ``cfg_interval=[0.4, 1]``, ``cfg_renorm_type="global"``, 1024 px; editing
+additionally ``cfg_img_scale=2``, ``cfg_interval=[0, 1]``, ``cfg_renorm_type="text_channel"``, output shape
+from the (last) input image; 50 timesteps with shift 3 in both. Every input image is given, in order.
+:meth:`Bagel.session` exposes the model's native interleaved context (text and images appended to one
+KV cache, with the two CFG contexts kept as the official inferencer does).
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from pathlib import Path
+from typing import Any
+
+import torch
+from lmms_eval_unify.model_adapters.official_code import import_official, local_weights, official_checkout
+from PIL import Image
+
+from lmms_eval_unify.model import UNDERSTAND_AND_GENERATE, UnifiedModel, as_bool, seeded
+
+REPO_URL = "https://github.com/ByteDance-Seed/Bagel"
+WEIGHT_FILES = ("llm_config.json", "vit_config.json", "ae.safetensors", "ema.safetensors")
+THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL)
+SAME_DEVICE_MODULES = (
+    "language_model.model.embed_tokens",
+    "time_embedder",
+    "latent_pos_embed",
+    "vae2llm",
+    "llm2vae",
+    "connector",
+    "vit_pos_embed",
+)
+
+
+def load_inferencer(repo: Path, weights: Path, max_memory_gib: int = 80) -> Any:
+    """The official model (bf16, dispatched over the visible GPUs) wrapped in ``InterleaveInferencer``."""
+    from accelerate import infer_auto_device_map, init_empty_weights, load_checkpoint_and_dispatch
+
+    bagel = import_official("bagel", "modeling.bagel", repo)
+    data_utils = import_official("bagel", "data.data_utils", repo)
+    transforms = import_official("bagel", "data.transforms", repo)
+    autoencoder = import_official("bagel", "modeling.autoencoder", repo)
+    qwen2 = import_official("bagel", "modeling.qwen2", repo)
+    inferencer = import_official("bagel", "inferencer", repo)
+
+    llm_config = bagel.Qwen2Config.from_json_file(str(weights / "llm_config.json"))
+    llm_config.qk_norm, llm_config.tie_word_embeddings = True, False
+    llm_config.layer_module = "Qwen2MoTDecoderLayer"
+    vit_config = bagel.SiglipVisionConfig.from_json_file(str(weights / "vit_config.json"))
+    vit_config.rope = False
+    vit_config.num_hidden_layers -= 1
+    vae_model, vae_config = autoencoder.load_ae(local_path=str(weights / "ae.safetensors"))
+    config = bagel.BagelConfig(
+        visual_gen=True,
+        visual_und=True,
+        llm_config=llm_config,
+        vit_config=vit_config,
+        vae_config=vae_config,
+        vit_max_num_patch_per_side=70,
+        connector_act="gelu_pytorch_tanh",
+        latent_patch_size=2,
+        max_latent_size=64,
+    )
+    with init_empty_weights():
+        model = bagel.Bagel(bagel.Qwen2ForCausalLM(llm_config), bagel.SiglipVisionModel(vit_config), config)
+        model.vit_model.vision_model.embeddings.convert_conv2d_to_linear(vit_config, meta=True)
+    tokenizer = qwen2.Qwen2Tokenizer.from_pretrained(str(weights))
+    tokenizer, new_token_ids, _ = data_utils.add_special_tokens(tokenizer)
+    device_map = infer_auto_device_map(
+        model,
+        max_memory={i: f"{max_memory_gib}GiB" for i in range(torch.cuda.device_count())},
+        no_split_module_classes=["Bagel", "Qwen2MoTDecoderLayer"],
+    )
+    first = device_map.get(SAME_DEVICE_MODULES[0], "cuda:0")
+    device_map.update({name: first for name in SAME_DEVICE_MODULES})
+    model = load_checkpoint_and_dispatch(
+        model,
+        checkpoint=str(weights / "ema.safetensors"),
+        device_map=device_map,
+        offload_buffers=True,
+        dtype=torch.bfloat16,
+        force_hooks=True,
+    ).eval()
+    return inferencer.InterleaveInferencer(
+        model=model,
+        vae_model=vae_model.to(first, dtype=torch.bfloat16),
+        tokenizer=tokenizer,
+        vae_transform=transforms.ImageTransform(1024, 512, 16),
+        vit_transform=transforms.ImageTransform(980, 224, 14),
+        new_token_ids=new_token_ids,
+    )
+
+
+class Bagel(UnifiedModel):
+    """BAGEL-7B-MoT: understanding, text-to-image and editing, natively interleaved."""
+
+    model_id = "bagel"
+    capabilities = UNDERSTAND_AND_GENERATE
+
+    def __init__(
+        self,
+        pretrained: str = "ByteDance-Seed/BAGEL-7B-MoT",
+        repo_path: str | None = None,
+        cfg_text_scale: float = 4.0,
+        cfg_img_scale: float = 2.0,
+        num_timesteps: int = 50,
+        timestep_shift: float = 3.0,
+        image_size: int = 1024,
+        think: bool | str = False,
+        max_new_tokens: int | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.pretrained, self.repo_path = str(pretrained), repo_path
+        self.cfg_text_scale, self.cfg_img_scale = float(cfg_text_scale), float(cfg_img_scale)
+        self.num_timesteps, self.timestep_shift = int(num_timesteps), float(timestep_shift)
+        self.image_size, self.think = int(image_size), as_bool(think)
+        self.max_new_tokens = int(max_new_tokens) if max_new_tokens else None
+        self.inferencer = self._load_backend()
+
+    def _load_backend(self) -> Any:
+        repo = official_checkout(self.model_id, self.repo_path, "BAGEL_REPO", REPO_URL, "inferencer.py")
+        weights = local_weights(self.model_id, self.pretrained, WEIGHT_FILES)
+        if not torch.cuda.is_available():
+            raise RuntimeError(
+                "bagel needs a CUDA GPU (the official code imports flash-attn and autocasts to CUDA)"
+            )
+        return load_inferencer(repo, weights)
+
+    def describe(self) -> dict[str, Any]:
+        fields = ("pretrained", "cfg_text_scale", "cfg_img_scale", "num_timesteps", "timestep_shift")
+        fields += ("image_size", "think", "max_new_tokens")
+        return {**super().describe(), **{name: getattr(self, name, None) for name in fields}}
+
+    def generation_settings(self, editing: bool) -> dict[str, Any]:
+        """The official demo's diffusion settings for text-to-image or editing."""
+        settings = {
+            "cfg_text_scale": self.cfg_text_scale,
+            "num_timesteps": self.num_timesteps,
+            "timestep_shift": self.timestep_shift,
+            "cfg_renorm_min": 0.0,
+        }
+        if editing:
+            return {
+                **settings,
+                "cfg_img_scale": self.cfg_img_scale,
+                "cfg_interval": [0.0, 1.0],
+                "cfg_renorm_type": "text_channel",
+            }
+        return {
+            **settings,
+            "cfg_interval": [0.4, 1.0],
+            "cfg_renorm_type": "global",
+            "image_shapes": (self.image_size, self.image_size),
+        }
+
+    def text_settings(self, decoding: dict[str, Any]) -> dict[str, Any]:
+        temperature = float(decoding.get("temperature", 0) or 0)
+        max_new = int(decoding.get("max_new_tokens", 512))
+        return {
+            "do_sample": temperature > 0,
+            "text_temperature": temperature or 0.3,
+            "max_think_token_n": min(max_new, self.max_new_tokens) if self.max_new_tokens else max_new,
+        }
+
+    def understand(self, images: list[Image.Image], prompt: str, **decoding: Any) -> str:
+        with seeded(int(decoding.get("seed", self.seed)), self.device):
+            outputs = self.inferencer.interleave_inference(
+                [*(im.convert("RGB") for im in images), prompt],
+                think=self.think,
+                understanding_output=True,
+                **self.text_settings(decoding),
+            )
+        texts = [item for item in outputs if isinstance(item, str)]
+        if not texts:
+            raise ValueError("bagel returned no text")
+        return THINK_BLOCK.sub("", texts[-1]).strip()
+
+    def generate_image(self, prompt: str, images: list[Image.Image], **decoding: Any) -> Image.Image:
+        with seeded(int(decoding["seed"]), self.device):
+            outputs = self.inferencer.interleave_inference(
+                [*(im.convert("RGB") for im in images), prompt],
+                think=self.think,
+                understanding_output=False,
+                **self.generation_settings(editing=bool(images)),
+            )
+        drawn = [item for item in outputs if isinstance(item, Image.Image)]
+        if not drawn:
+            raise ValueError("bagel returned no image")
+        return drawn[-1].convert("RGB")
+
+    def session(self) -> BagelSession:
+        return BagelSession(self)
+
+
+class BagelSession:
+    """BAGEL's native interleaved context: parts are appended to one KV cache; text and images generated in it.
+
+    Mirrors the official ``interleave_inference`` bookkeeping: the text-CFG context is the context before the
+    latest text, the image-CFG context sees only the texts.
+    """
+
+    def __init__(self, model: Bagel) -> None:
+        self.model, self.inferencer = model, model.inferencer
+        self.context = self.inferencer.init_gen_context()
+        self.cfg_text_context = copy.deepcopy(self.context)
+        self.cfg_img_context = copy.deepcopy(self.context)
+        self.image_shape = (model.image_size, model.image_size)
+
+    def _autocast(self):
+        return torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=torch.cuda.is_available())
+
+    def add(self, *parts: str | Image.Image) -> None:
+        with self._autocast():
+            for part in parts:
+                if isinstance(part, str):
+                    self.cfg_text_context = copy.deepcopy(self.context)
+                    self.context = self.inferencer.update_context_text(part, self.context)
+                    self.cfg_img_context = self.inferencer.update_context_text(part, self.cfg_img_context)
+                else:
+                    image = self.inferencer.vae_transform.resize_transform(part.convert("RGB"))
+                    self.context = self.inferencer.update_context_image(
+                        image, self.context, vae=True, vit=True
+                    )
+                    self.image_shape = image.size[::-1]
+                    self.cfg_text_context = copy.deepcopy(self.context)
+
+    def gen_text(self, **decoding: Any) -> str:
+        settings = self.model.text_settings(decoding)
+        with self._autocast(), seeded(int(decoding.get("seed", self.model.seed)), self.model.device):
+            text = self.inferencer.gen_text(
+                self.context,
+                max_length=settings["max_think_token_n"],
+                do_sample=settings["do_sample"],
+                temperature=settings["text_temperature"],
+            )
+        self.add(text)
+        return text
+
+    def gen_image(self, **decoding: Any) -> Image.Image:
+        settings = self.model.generation_settings(editing=True)
+        with self._autocast(), seeded(int(decoding.get("seed", self.model.seed)), self.model.device):
+            image = self.inferencer.gen_image(
+                self.image_shape,
+                self.context,
+                cfg_text_precontext=self.cfg_text_context,
+                cfg_img_precontext=self.cfg_img_context,
+                **settings,
+            )
+        self.add(image)
+        return image

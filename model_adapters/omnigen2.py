@@ -1,0 +1,118 @@
+"""OmniGen2 (VectorSpaceLab) through its official pipelines (no diffusers pipeline exists for it).
+
+Generation and editing use ``OmniGen2Pipeline`` with the defaults of the official ``inference.py``:
+1024x1024, 50 steps, text guidance 5.0, image guidance 2.0 (editing; ignored without input images), CFG
+over the whole schedule, the official negative prompt; every input image is passed (``input_images``).
+Understanding uses ``OmniGen2ChatPipeline`` built from the same components and returns its text.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from lmms_eval_unify.model_adapters.official_code import import_official, official_checkout
+from PIL import Image
+
+from lmms_eval_unify.model import UNDERSTAND_AND_GENERATE, UnifiedModel
+
+REPO_URL = "https://github.com/VectorSpaceLab/OmniGen2"
+NEGATIVE_PROMPT = (
+    "(((deformed))), blurry, over saturation, bad anatomy, disfigured, poorly drawn face, mutation, mutated, "
+    "(extra_limb), (ugly), (poorly drawn hands), fused fingers, messy drawing, broken legs censor, censored, "
+    "censor_bar"
+)
+
+
+class OmniGen2(UnifiedModel):
+    """OmniGen2: text-to-image, multi-image editing and chat understanding."""
+
+    model_id = "omnigen2"
+    capabilities = UNDERSTAND_AND_GENERATE
+
+    def __init__(
+        self,
+        pretrained: str = "OmniGen2/OmniGen2",
+        repo_path: str | None = None,
+        num_inference_steps: int = 50,
+        text_guidance_scale: float = 5.0,
+        image_guidance_scale: float = 2.0,
+        height: int = 1024,
+        width: int = 1024,
+        negative_prompt: str = NEGATIVE_PROMPT,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.pretrained, self.repo_path = str(pretrained), repo_path
+        self.num_inference_steps = int(num_inference_steps)
+        self.text_guidance_scale, self.image_guidance_scale = (
+            float(text_guidance_scale),
+            float(image_guidance_scale),
+        )
+        self.height, self.width, self.negative_prompt = int(height), int(width), str(negative_prompt)
+        self.pipeline, self.chat = self._load_backend()
+
+    def _load_backend(self) -> tuple[Any, Any]:
+        repo = official_checkout(
+            self.model_id,
+            self.repo_path,
+            "OMNIGEN2_REPO",
+            REPO_URL,
+            "omnigen2/pipelines/omnigen2/pipeline_omnigen2.py",
+        )
+        generation = import_official(self.model_id, "omnigen2.pipelines.omnigen2.pipeline_omnigen2", repo)
+        chat = import_official(self.model_id, "omnigen2.pipelines.omnigen2.pipeline_omnigen2_chat", repo)
+        transformer = import_official(
+            self.model_id, "omnigen2.models.transformers.transformer_omnigen2", repo
+        )
+        pipeline = generation.OmniGen2Pipeline.from_pretrained(
+            self.pretrained, torch_dtype=self.dtype, trust_remote_code=True
+        )
+        pipeline.transformer = transformer.OmniGen2Transformer2DModel.from_pretrained(
+            self.pretrained, subfolder="transformer", torch_dtype=self.dtype
+        )
+        pipeline = pipeline.to(self.device)
+        pipeline.set_progress_bar_config(disable=True)
+        return pipeline, chat.OmniGen2ChatPipeline(**pipeline.components)
+
+    def describe(self) -> dict[str, Any]:
+        fields = ("pretrained", "num_inference_steps", "text_guidance_scale", "image_guidance_scale")
+        fields += ("height", "width", "negative_prompt")
+        return {**super().describe(), **{name: getattr(self, name, None) for name in fields}}
+
+    def _settings(self, seed: int) -> dict[str, Any]:
+        return {
+            "num_inference_steps": self.num_inference_steps,
+            "max_sequence_length": 1024,
+            "text_guidance_scale": self.text_guidance_scale,
+            "image_guidance_scale": self.image_guidance_scale,
+            "cfg_range": (0.0, 1.0),
+            "negative_prompt": self.negative_prompt,
+            "num_images_per_prompt": 1,
+            "generator": torch.Generator(device=self.device).manual_seed(seed),
+            "output_type": "pil",
+        }
+
+    def understand(self, images: list[Image.Image], prompt: str, **decoding: Any) -> str:
+        result = self.chat(
+            prompt=prompt,
+            input_images=[im.convert("RGB") for im in images] or None,
+            height=self.height,
+            width=self.width,
+            **self._settings(int(decoding.get("seed", self.seed))),
+        )
+        if not result.text:
+            raise ValueError("omnigen2 chat returned no text")
+        return str(result.text).strip()
+
+    def generate_image(self, prompt: str, images: list[Image.Image], **decoding: Any) -> Image.Image:
+        result = self.pipeline(
+            prompt=prompt,
+            input_images=[im.convert("RGB") for im in images] or None,
+            height=self.height,
+            width=self.width,
+            **self._settings(int(decoding["seed"])),
+        )
+        if not result.images:
+            raise ValueError("omnigen2 returned no image")
+        return result.images[0].convert("RGB")
