@@ -1,0 +1,87 @@
+"""Answer spaces of the UniG2U tasks for ``unify_oracle`` / ``unify_random``.
+
+Every text answer space also "generates" an auxiliary image for GtA stage 1: a copy of the first input
+image (or a blank canvas), so both instruments run the Direct and the GtA protocol alike. Maze and sliding
+use the Uni-MMMU spaces (``lmms_eval_unify.puzzles.instrument:MAZE`` / ``SLIDING``).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from PIL import Image
+
+from lmms_eval_unify.benchmarks.unig2u.prompts import illusion_candidates, vsp_kind
+from lmms_eval_unify.benchmarks.unig2u.scoring import LABELS, illusion_labels
+from lmms_eval_unify.instruments import FixedPlan
+
+# What the random player may say on open answers (chance levels in the tests are computed from these).
+CHART_RANDOM_RANGE = (0, 100)
+VSP_RANDOM_RANGE = (-3, 3)
+COLLISION_RANDOM_TIMES = tuple(k / 2 for k in range(21))
+
+
+def _auxiliary(inputs: list[Image.Image]) -> Image.Image:
+    return inputs[0].copy() if inputs else Image.new("RGB", (256, 256), "white")
+
+
+@dataclass(frozen=True)
+class TextSpace:
+    """Oracle: ``truth(doc)``; random: ``guess(doc, rng)``; both formatted by ``answer_format``."""
+
+    truth: Callable[[dict], str]
+    guess: Callable[[dict, random.Random], str]
+    answer_format: str = "{}"
+
+    def plan(self, doc: dict, inputs: list[Image.Image], rng: random.Random, oracle: bool) -> FixedPlan:
+        answer = self.truth(doc) if oracle else self.guess(doc, rng)
+        return FixedPlan(self.answer_format.format(answer), _auxiliary(inputs))
+
+
+def _letters(doc: dict) -> Sequence[str]:
+    options = doc.get("options")
+    return LABELS[: len(options)] if options is not None and len(options) >= 2 else LABELS
+
+
+def _letter_truth(doc: dict) -> str:
+    return str(doc["answer"]).strip().strip("()").upper()[:1]
+
+
+def _vsp_truth(doc: dict) -> str:
+    if vsp_kind(doc) == "collision":
+        return f"Car: {float(doc['gt_car'])}\nPerson: {float(doc['gt_person'])}"
+    return _path_text(int(doc["gt_north_south"]), int(doc["gt_east_west"]))
+
+
+def _path_text(north: int, east: int) -> str:
+    lines = []
+    if north:
+        lines.append(f"{'North' if north > 0 else 'South'}: {abs(north)}")
+    if east:
+        lines.append(f"{'East' if east > 0 else 'West'}: {abs(east)}")
+    return "<Output>\n" + "\n".join(f"{i}. {line}" for i, line in enumerate(lines, 1))
+
+
+def _vsp_guess(doc: dict, rng: random.Random) -> str:
+    if vsp_kind(doc) == "collision":
+        return f"Car: {rng.choice(COLLISION_RANDOM_TIMES)}\nPerson: {rng.choice(COLLISION_RANDOM_TIMES)}"
+    return _path_text(rng.randint(*VSP_RANDOM_RANGE), rng.randint(*VSP_RANDOM_RANGE))
+
+
+def _illusion_space(question: str, subset: str) -> TextSpace:
+    return TextSpace(
+        truth=lambda doc: illusion_labels(doc["image_name"])[question],
+        guess=lambda doc, rng: rng.choice(illusion_candidates(subset)),
+    )
+
+
+MULTIPLE_CHOICE = TextSpace(_letter_truth, lambda doc, rng: rng.choice(list(_letters(doc))), "Answer: {}")
+MMSI = TextSpace(_letter_truth, lambda doc, rng: rng.choice(list(LABELS)), "`{}`")
+CHARTQA = TextSpace(lambda doc: str(doc["answer"]), lambda doc, rng: str(rng.randint(*CHART_RANDOM_RANGE)))
+VSP = TextSpace(_vsp_truth, _vsp_guess)
+ILLUSION = {f"{s}_{q}": _illusion_space(q, s) for s in ("icon", "logo", "in") for q in ("scene", "shape")}
+ICON_SCENE, ICON_SHAPE = ILLUSION["icon_scene"], ILLUSION["icon_shape"]
+LOGO_SCENE, LOGO_SHAPE = ILLUSION["logo_scene"], ILLUSION["logo_shape"]
+IN_SCENE, IN_SHAPE = ILLUSION["in_scene"], ILLUSION["in_shape"]

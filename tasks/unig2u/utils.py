@@ -1,0 +1,61 @@
+"""Hooks of the UniG2U tasks: thin glue to lmms_eval_unify.benchmarks.unig2u and the Uni-MMMU puzzles."""
+
+from lmms_eval_unify.benchmarks.unig2u.prompts import direct_prompt, gta_prompt, vsp_kind
+from lmms_eval_unify.benchmarks.unig2u.scoring import move_puzzle_acc, score_answer
+from lmms_eval_unify.model import to_pil_images
+from lmms_eval_unify.puzzles import DOMAINS
+from lmms_eval_unify.puzzles.scoring import score_move_sequence
+
+VSP_VISUALS = {"gmap": ("example_image", "test_image"), "collision": ("icon_image", "example_image", "test_image")}
+
+
+def image_doc_to_visual(doc: dict) -> list:
+    return to_pil_images(doc["image"])
+
+
+def images_doc_to_visual(doc: dict) -> list:
+    return to_pil_images(list(doc["images"]))
+
+
+def vsp_doc_to_visual(doc: dict) -> list:
+    return to_pil_images([doc[key] for key in VSP_VISUALS[vsp_kind(doc)]])
+
+
+def doc_to_text(doc: dict, lmms_eval_specific_kwargs: dict | None = None) -> str:
+    kwargs = lmms_eval_specific_kwargs or {}
+    build = gta_prompt if kwargs.get("mode") == "gta" else direct_prompt
+    return build(kwargs["subtask"], doc)
+
+
+def doc_to_target(doc: dict) -> str:
+    return str(doc.get("answer", doc.get("image_name", "")))
+
+
+def mc_process_results(doc: dict, results: list[str]) -> dict:
+    return score_answer("mc", doc, results[0])
+
+
+def chartqa_process_results(doc: dict, results: list[str]) -> dict:
+    return score_answer("chartqa", doc, results[0])
+
+
+def vsp_process_results(doc: dict, results: list[str]) -> dict:
+    return score_answer("vsp", doc, results[0])
+
+
+def illusion_scene_process_results(doc: dict, results: list[str]) -> dict:
+    return score_answer("illusion_scene", doc, results[0])
+
+
+def illusion_shape_process_results(doc: dict, results: list[str]) -> dict:
+    return score_answer("illusion_shape", doc, results[0])
+
+
+def maze_process_results(doc: dict, results: list[str]) -> dict:
+    initial = to_pil_images(doc["initial_image"])[0]
+    return move_puzzle_acc(score_move_sequence(DOMAINS["maze"], doc, results[0], initial))
+
+
+def sliding_process_results(doc: dict, results: list[str]) -> dict:
+    initial = to_pil_images(doc["initial_image"])[0]
+    return move_puzzle_acc(score_move_sequence(DOMAINS["sliding"], doc, results[0], initial))
