@@ -141,6 +141,7 @@ class UnifiedModel(lmms):
         self._rank, self._world_size = state.process_index, state.num_processes
         self.device = resolve_device(device, state.local_process_index)
         self.dtype = resolve_dtype(dtype, self.device)
+        logger.info("{}: process {} of {} on {} ({})", self.model_id, self.rank, self.world_size, self.device, self.dtype)
         self.batch_size = max(1, int(batch_size)) if str(batch_size).isdigit() else 1
         self.media = MediaStore(resolve_output_root(output_dir) / self.model_id)
         self.phase = Phase()

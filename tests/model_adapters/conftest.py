@@ -69,9 +69,17 @@ def puzzle_data(tmp_path_factory) -> Path:
 
 
 def run_lmms_eval(
-    model: str, model_args: str, tasks: str, data_dir: Path, out_dir: Path, limit: int = 2, extra: tuple = ()
+    model: str,
+    model_args: str,
+    tasks: str,
+    data_dir: Path,
+    out_dir: Path,
+    limit: int = 2,
+    extra: tuple = (),
+    processes: int = 1,
 ) -> dict:
-    """Run the real CLI offline; return ``{"results": ..., "samples": {task: [sample, ...]}}``."""
+    """Run the real CLI offline (``processes > 1``: data parallel, ``torchrun`` on CPU); return
+    ``{"results": ..., "samples": {task: [sample, ...]}, "log": stdout + stderr}``."""
     env = {
         **os.environ,
         "LMMS_EVAL_UNIFY_DATA_DIR": str(data_dir),
@@ -79,7 +87,13 @@ def run_lmms_eval(
         "HF_DATASETS_OFFLINE": "1",
     }
     env.pop("LMMS_EVAL_UNIFY_OUTPUT_DIR", None)
-    command = [str(Path(sys.executable).parent / "lmms-eval"), "--model", model, "--model_args", model_args]
+    bin_dir = Path(sys.executable).parent
+    command = [str(bin_dir / "lmms-eval")]
+    if processes > 1:
+        # accelerate launch --cpu starts a single process; torchrun + ACCELERATE_USE_CPU gives gloo ranks
+        command = [str(bin_dir / "torchrun"), "--nproc_per_node", str(processes), "-m", "lmms_eval"]
+        env["ACCELERATE_USE_CPU"] = "true"
+    command += ["--model", model, "--model_args", model_args]
     command += [
         "--tasks",
         tasks,

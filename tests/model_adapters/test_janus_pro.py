@@ -55,12 +55,15 @@ def test_generate_then_answer_through_the_core(janus):
 
 
 @pytest.mark.slow
-def test_real_cli_runs_the_maze_end_to_end(tiny_janus, puzzle_data, tmp_path, run_cli, check_steps):
-    run = run_cli(
-        "janus_pro", f"pretrained={tiny_janus},max_new_tokens=8", "uni_mmmu_maze", puzzle_data, tmp_path
-    )
-    assert len(run["samples"]["uni_mmmu_maze"]) == 2
-    for sample in run["samples"]["uni_mmmu_maze"]:
+def test_real_cli_runs_the_maze_data_parallel_on_two_cpu_processes(
+    tiny_janus, puzzle_data, tmp_path, run_cli, check_steps
+):
+    args = f"pretrained={tiny_janus},max_new_tokens=8"
+    run = run_cli("janus_pro", args, "uni_mmmu_maze", puzzle_data, tmp_path, processes=2)
+    assert "janus_pro: process 0 of 2" in run["log"] and "janus_pro: process 1 of 2" in run["log"]
+    samples = run["samples"]["uni_mmmu_maze"]
+    assert sorted(s["doc_id"] for s in samples) == [0, 1]  # gathered from both ranks
+    for sample in samples:
         check_steps(sample, "janus_pro")
     assert run["results"]["uni_mmmu_maze"]["invalid_outputs,none"] == 0
     assert 0 <= run["results"]["uni_mmmu_maze"]["text_step_acc,none"] <= 1
