@@ -1,0 +1,98 @@
+import random
+
+import datasets
+import pytest
+
+from lmms_eval_unify.benchmarks.unig2u import spaces
+from lmms_eval_unify.benchmarks.unig2u.data import generate
+from lmms_eval_unify.benchmarks.unig2u.prompts import direct_prompt, gta_prompt, illusion_candidates
+from lmms_eval_unify.benchmarks.unig2u.scoring import SCORERS, relaxed_correct
+from lmms_eval_unify.benchmarks.unig2u.subtasks import HUB_ROOT, SUBTASKS
+from lmms_eval_unify.benchmarks.unig2u.task import concatenate, resolve_files
+from lmms_eval_unify.protocols import Phase, split_generate_then_answer_prompt
+from lmms_eval_unify.task import LocalDataMissingError
+
+TEXT_SUBTASKS = [name for name, s in SUBTASKS.items() if s.family not in ("maze", "sliding")]
+SPACE = {"realunify": spaces.MULTIPLE_CHOICE, "visual_puzzles": spaces.MULTIPLE_CHOICE, "mmsi": spaces.MMSI,
+         "chartqa": spaces.CHARTQA, "vsp": spaces.VSP}  # fmt: skip
+SCORER = {"realunify": "mc", "visual_puzzles": "mc", "mmsi": "mc", "chartqa": "chartqa", "vsp": "vsp"}
+
+
+@pytest.fixture(scope="module")
+def data_dir(tmp_path_factory):
+    root = tmp_path_factory.mktemp("unig2u")
+    generate(root, 6, seed=3)
+    return root
+
+
+def load_docs(name: str, data_dir) -> list[dict]:
+    subtask = SUBTASKS[name]
+    paths = resolve_files([HUB_ROOT + f for f in subtask.files], str(data_dir))
+    parts = [datasets.load_dataset("parquet", data_files={"x": p}, split="x") for p in paths]
+    return list(parts[0] if len(parts) == 1 else concatenate(parts, ["gmap", "collision"]))
+
+
+def space_and_scorer(name: str):
+    family = SUBTASKS[name].family
+    if family == "illusion":
+        return spaces.ILLUSION[name], f"illusion_{name.rsplit('_', 1)[1]}"
+    return SPACE[family], SCORER[family]
+
+
+def test_local_files_mirror_the_hub_layout(data_dir, tmp_path):
+    assert resolve_files(HUB_ROOT + "chartqa100/chartqa100.parquet", None) == [
+        HUB_ROOT + "chartqa100/chartqa100.parquet"
+    ]
+    with pytest.raises(LocalDataMissingError, match="chartqa100.parquet"):
+        resolve_files([HUB_ROOT + "chartqa100/chartqa100.parquet"], str(tmp_path))
+    vsp = load_docs("vsp_reason", data_dir)
+    assert len(vsp) == 12 and {d["source"] for d in vsp} == {"gmap", "collision"}
+    assert vsp[0]["car_dir"] is None and vsp[-1]["gt_north_south"] is None
+
+
+@pytest.mark.parametrize("name", TEXT_SUBTASKS)
+def test_oracle_answers_score_1_in_both_modes(name, data_dir):
+    space, scorer = space_and_scorer(name)
+    for doc in load_docs(name, data_dir):
+        gen_prompt, question = split_generate_then_answer_prompt(gta_prompt(name, doc), {})
+        assert gen_prompt and question and "[GEN_PROMPT]" not in question
+        assert question != direct_prompt(name, doc)  # the GtA stage-2 question mentions the auxiliary image
+        plan = space.plan(doc, [], random.Random(0), oracle=True)
+        assert plan.image(Phase("generate", 1)).size  # GtA stage 1 gets an image
+        assert SCORERS[scorer](doc, plan.text(Phase("answer", 2)))[0] == 1.0
+
+
+def expected_chance(name: str, doc: dict) -> float:
+    """Analytic expected score of the random answer space on one document."""
+    family = SUBTASKS[name].family
+    if family in ("realunify", "visual_puzzles", "mmsi"):
+        return 0.25
+    if family == "illusion":
+        candidates = illusion_candidates(name.split("_")[0])
+        scorer = SCORERS[f"illusion_{name.rsplit('_', 1)[1]}"]
+        return sum(scorer(doc, c)[0] for c in candidates) / len(candidates)
+    if family == "chartqa":
+        low, high = spaces.CHART_RANDOM_RANGE
+        return sum(relaxed_correct(str(k), doc["answer"]) for k in range(low, high + 1)) / (high - low + 1)
+    if doc["car_dir"] is None:
+        low, high = spaces.VSP_RANDOM_RANGE
+        inside = all(low <= doc[k] <= high for k in ("gt_north_south", "gt_east_west"))
+        return inside / (high - low + 1) ** 2
+    times = spaces.COLLISION_RANDOM_TIMES
+    hits = [sum(abs(t - doc[k]) <= 1.0 for t in times) / len(times) for k in ("gt_car", "gt_person")]
+    return sum(hits) / 2
+
+
+@pytest.mark.parametrize("name", ["attn_focus", "msr", "algorithmic", "icon_shape", "in_scene", "chartqa", "vsp_reason"])
+def test_random_answers_land_at_the_analytic_chance_level(name, data_dir):
+    space, scorer = space_and_scorer(name)
+    docs = load_docs(name, data_dir)
+    rng, draws = random.Random(7), 400
+    observed = sum(
+        SCORERS[scorer](doc, space.plan(doc, [], rng, oracle=False).text(Phase("answer")))[0]
+        for doc in docs
+        for _ in range(draws)
+    ) / (draws * len(docs))
+    expected = sum(expected_chance(name, doc) for doc in docs) / len(docs)
+    assert abs(observed - expected) < 0.035, (observed, expected)
+    assert expected < 1.0
