@@ -167,7 +167,7 @@ def vsp_rows(n: int, rng: random.Random) -> tuple[list[dict], list[dict]]:
     example = grid_map(6, {(4, 0): ("S", "blue"), (3, 4): ("G", "red")})
     gmap, collision = [], []
     for i in range(n):
-        start, goal = (rng.randrange(6), rng.randrange(6)), (rng.randrange(6), rng.randrange(6))
+        start, goal = rng.sample([(row, col) for row in range(6) for col in range(6)], 2)  # distinct cells
         test = grid_map(6, {start: ("S", "blue"), goal: ("G", "red")})
         gmap.append({"example_image": _png(example), "test_image": _png(test), "gt_north_south": start[0] - goal[0],
                      "gt_east_west": goal[1] - start[1], "test_id": i})  # fmt: skip
