@@ -36,13 +36,18 @@ def task_config(name: str, mode: str) -> dict:
     data_files = [HUB_ROOT + f for f in subtask.files]
     common = {
         "test_split": subtask.split,
-        "dataset_kwargs": {"data_files": {subtask.split: data_files[0] if len(data_files) == 1 else data_files}},
+        "dataset_kwargs": {
+            "data_files": {subtask.split: data_files[0] if len(data_files) == 1 else data_files}
+        },
     }
     if subtask.family in PUZZLE_STEPS:
         # The Uni-MMMU task is included as is: its prompt, visuals, answer space and step protocol.
         # The first include wins in lmms-eval: ours, then the Uni-MMMU task.
         config["include"] = ["_default_template_yaml", f"../uni_mmmu/uni_mmmu_{name}.yaml"]
-        config |= common | {"dataset_name": None, "doc_to_text": _Function("../uni_mmmu/utils.puzzle_doc_to_text")}
+        config |= common | {
+            "dataset_name": None,
+            "doc_to_text": _Function("../uni_mmmu/utils.puzzle_doc_to_text"),
+        }
         config["doc_to_target"] = PUZZLE_STEPS[name]
         config["process_results"] = _Function(f"utils.{name}_process_results")
         if not gta:
@@ -61,7 +66,10 @@ def task_config(name: str, mode: str) -> dict:
         else:
             visual, results, space, direct_tokens, gta_tokens = FAMILIES[subtask.family]
         config["include"] = "_default_template_yaml"
-        config |= common | {"doc_to_visual": _Function(f"utils.{visual}"), "process_results": _Function(f"utils.{results}")}
+        config |= common | {
+            "doc_to_visual": _Function(f"utils.{visual}"),
+            "process_results": _Function(f"utils.{results}"),
+        }
         config["generation_kwargs"] = {
             "protocol": "generate_then_answer" if gta else "direct",
             "answer_space": f"{SPACES}:{space}",
@@ -91,7 +99,9 @@ def main() -> None:
             members = [f"unig2u_{n}{suffix}" for n, s in SUBTASKS.items() if s.category == category]
             if members:
                 group = f"unig2u_{category}{suffix}"
-                (HERE / f"{group}.yaml").write_text(header + yaml.dump(group_config(group, members), sort_keys=False))
+                (HERE / f"{group}.yaml").write_text(
+                    header + yaml.dump(group_config(group, members), sort_keys=False)
+                )
         group = "unig2u" + suffix
         members = [f"unig2u_{n}{suffix}" for n in SUBTASKS]
         (HERE / f"{group}.yaml").write_text(header + yaml.dump(group_config(group, members), sort_keys=False))

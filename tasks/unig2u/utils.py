@@ -6,7 +6,10 @@ from lmms_eval_unify.model import to_pil_images
 from lmms_eval_unify.puzzles import DOMAINS
 from lmms_eval_unify.puzzles.scoring import score_move_sequence
 
-VSP_VISUALS = {"gmap": ("example_image", "test_image"), "collision": ("icon_image", "example_image", "test_image")}
+VSP_VISUALS = {
+    "gmap": ("example_image", "test_image"),
+    "collision": ("icon_image", "example_image", "test_image"),
+}
 
 
 def image_doc_to_visual(doc: dict) -> list:

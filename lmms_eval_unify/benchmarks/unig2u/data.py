@@ -22,8 +22,13 @@ import numpy as np
 from PIL import Image, ImageDraw
 
 from lmms_eval_unify.benchmarks.unig2u.prompts import SCENES, SHAPES
-from lmms_eval_unify.benchmarks.unig2u.subtasks import ILLUSION_SUBSETS, MMSI, MMSI_FILES, REALUNIFY_FILES
-from lmms_eval_unify.benchmarks.unig2u.subtasks import VISUAL_PUZZLES
+from lmms_eval_unify.benchmarks.unig2u.subtasks import (
+    ILLUSION_SUBSETS,
+    MMSI,
+    MMSI_FILES,
+    REALUNIFY_FILES,
+    VISUAL_PUZZLES,
+)
 from lmms_eval_unify.puzzles.dataset import write_uni_mmmu_puzzles
 
 PHOTOS = ("astronaut", "coffee", "chelsea", "rocket", "camera", "coins")
@@ -44,7 +49,9 @@ def _png(image: Image.Image) -> dict:
     return {"bytes": buffer.getvalue(), "path": None}
 
 
-def _write(rows: list[dict], path: Path, images: tuple[str, ...] = (), image_lists: tuple[str, ...] = ()) -> Path:
+def _write(
+    rows: list[dict], path: Path, images: tuple[str, ...] = (), image_lists: tuple[str, ...] = ()
+) -> Path:
     features = {}
     for key, value in rows[0].items():
         if key in images:
@@ -82,7 +89,9 @@ def realunify_rows(n: int, rng: random.Random, task_type: str) -> list[dict]:
     for i in range(n):
         shown, names, answer = _which_photo(rng)
         question = "Which scikit-image sample photo is shown?"
-        prompt = f"{question}\n{_options_text(names)}\nAnswer with the option's letter from the given choices."
+        prompt = (
+            f"{question}\n{_options_text(names)}\nAnswer with the option's letter from the given choices."
+        )
         rows.append({"image": _png(photo(shown)), "question": question, "evaluation_prompt": prompt,
                      "answer": answer, "task_type": task_type, "index": i})  # fmt: skip
     return rows
@@ -173,7 +182,9 @@ def vsp_rows(n: int, rng: random.Random) -> tuple[list[dict], list[dict]]:
                      "gt_east_west": goal[1] - start[1], "test_id": i})  # fmt: skip
         car_dist, person_dist = rng.randint(1, 4), rng.randint(1, 4)
         car_speed, person_speed = rng.choice([0.5, 1.0, 2.0]), rng.choice([0.5, 1.0])
-        test = grid_map(6, {(2, 2 + car_dist): ("C", "black"), (2 + person_dist, 2): ("P", "green"), (2, 2): ("G", "red")})
+        test = grid_map(
+            6, {(2, 2 + car_dist): ("C", "black"), (2 + person_dist, 2): ("P", "green"), (2, 2): ("G", "red")}
+        )
         collision.append({"icon_image": _png(grid_map(3, {(1, 0): ("C", "black"), (1, 1): ("P", "green"),
                           (1, 2): ("G", "red")})), "example_image": _png(example), "test_image": _png(test),
                           "car_dir": "left", "car_speed": car_speed, "person_dir": "up", "person_speed": person_speed,
@@ -185,7 +196,10 @@ def _puzzles(root: Path, n: int, seed: int) -> list[Path]:
     """Uni-MMMU mazes and sliding puzzles (the shared generator) under the UniG2U file names."""
     with tempfile.TemporaryDirectory() as tmp:
         maze, sliding = write_uni_mmmu_puzzles(tmp, n, n, seed)
-        targets = [root / "uni_mmmu" / "uni_mmmu_maze100.parquet", root / "uni_mmmu" / "uni_mmmu_sliding54.parquet"]
+        targets = [
+            root / "uni_mmmu" / "uni_mmmu_maze100.parquet",
+            root / "uni_mmmu" / "uni_mmmu_sliding54.parquet",
+        ]
         for source, target in zip((maze, sliding), targets, strict=True):
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(source, target)
@@ -214,6 +228,8 @@ def generate(out_dir: str | Path, n: int, seed: int = 0) -> list[Path]:
     gmap, collision = vsp_rows(n, rng)
     written.append(_write(gmap, root / "vsp/vsp_google_map_50.parquet", ("example_image", "test_image")))
     written.append(
-        _write(collision, root / "vsp/vsp_collision_50.parquet", ("icon_image", "example_image", "test_image"))
+        _write(
+            collision, root / "vsp/vsp_collision_50.parquet", ("icon_image", "example_image", "test_image")
+        )
     )
     return [*written, *_puzzles(root, n, seed)]

@@ -15,7 +15,9 @@ LABELS = ("A", "B", "C", "D")
 _ENCLOSED = re.compile(r"`+\s*\(?([A-Za-z])\)?\s*`+|\{\s*\(?([A-Za-z])\)?\s*\}")
 
 
-def choice_from_text(text: str, labels: tuple[str, ...] = LABELS, options: list[str] | None = None) -> str | None:
+def choice_from_text(
+    text: str, labels: tuple[str, ...] = LABELS, options: list[str] | None = None
+) -> str | None:
     """The option letter an answer commits to: a letter enclosed in backticks or braces (MMSI's requested
     form) wins; otherwise the core's robust ``extract_choice``."""
     enclosed = [a or b for a, b in _ENCLOSED.findall(normalise_text(text))]
@@ -121,7 +123,11 @@ def score_answer(scorer: str, doc: dict, raw_output: Any) -> dict:
     if parsed.unsupported:
         return {"acc": None, "invalid_outputs": "", "details": {"unsupported": parsed.record.unsupported}}
     if parsed.failure:
-        return {"acc": 0.0, "invalid_outputs": parsed.failure.reason, "details": {"failure": parsed.failure.detail}}
+        return {
+            "acc": 0.0,
+            "invalid_outputs": parsed.failure.reason,
+            "details": {"failure": parsed.failure.detail},
+        }
     acc, details = SCORERS[scorer](doc, parsed.text)
     if parsed.record.images:
         details["generated_images"] = [str(p) for p in parsed.record.images]

@@ -83,7 +83,9 @@ def expected_chance(name: str, doc: dict) -> float:
     return sum(hits) / 2
 
 
-@pytest.mark.parametrize("name", ["attn_focus", "msr", "algorithmic", "icon_shape", "in_scene", "chartqa", "vsp_reason"])
+@pytest.mark.parametrize(
+    "name", ["attn_focus", "msr", "algorithmic", "icon_shape", "in_scene", "chartqa", "vsp_reason"]
+)
 def test_random_answers_land_at_the_analytic_chance_level(name, data_dir):
     space, scorer = space_and_scorer(name)
     docs = load_docs(name, data_dir)
