@@ -62,6 +62,7 @@ class Composed(UnifiedModel):
         gen: str,
         und_args: Any = "",
         gen_args: Any = "",
+        max_new_tokens: int | None = None,
         output_dir: str | None = None,
         **kwargs,
     ) -> None:
@@ -70,12 +71,10 @@ class Composed(UnifiedModel):
         super().__init__(output_dir=output_dir, **kwargs)
         self.und_name, self.gen_name = str(und), str(gen)
         self.und_args, self.gen_args = parse_nested_args(und_args), parse_nested_args(gen_args)
-        und_kwargs = {
-            "batch_size": self.batch_size,
-            **self.und_args,
-        }  # lmms-eval gives every model batch_size
-        self.und_model = get_model(self.und_name, force_simple=True)(**und_kwargs)
+        self.max_new_tokens = int(max_new_tokens) if max_new_tokens else None
         self.gen_model = load_generator(self.gen_name, self.gen_args, output_dir)
+        und_kwargs = {"batch_size": self.batch_size, **self.und_args}  # lmms-eval gives every model batch_size
+        self.und_model = get_model(self.und_name, force_simple=True)(**und_kwargs)
 
     def describe(self) -> dict[str, Any]:
         return {
@@ -84,12 +83,17 @@ class Composed(UnifiedModel):
             "und_args": getattr(self, "und_args", None),
             "gen": getattr(self, "gen_name", None),
             "gen_args": getattr(self, "gen_args", None),
+            "max_new_tokens": getattr(self, "max_new_tokens", None),
         }
 
     def understand_batch(self, batch: list[tuple[list[Image.Image], str]], **decoding: Any) -> list[str]:
         """The understanding model's own ``generate_until`` over synthetic requests (one doc per prompt)."""
         gen_kwargs = {k: v for k, v in decoding.items() if k != "seed"}
         gen_kwargs.setdefault("until", [])
+        if self.max_new_tokens:
+            gen_kwargs["max_new_tokens"] = min(
+                int(gen_kwargs.get("max_new_tokens", 512)), self.max_new_tokens
+            )
         docs = {index: images for index, (images, _) in enumerate(batch)}
         self.und_model.task_dict = {REQUEST_TASK: {REQUEST_SPLIT: docs}}
         requests = [

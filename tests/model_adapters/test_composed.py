@@ -57,7 +57,7 @@ def test_real_cli_composed_builtin_vlm_with_janus_generator(
 ):
     args = (
         f'und=qwen2_5_vl,und_args="pretrained={tiny_qwen_vl},device=cpu,device_map=cpu,min_pixels=3136,max_pixels=3136",'
-        f'gen=janus_pro,gen_args="pretrained={tiny_janus}"'
+        f'gen=janus_pro,gen_args="pretrained={tiny_janus}",max_new_tokens=8'
     )
     run = run_cli("composed", args, "uni_mmmu_maze", puzzle_data, tmp_path, limit=1)
     (sample,) = run["samples"]["uni_mmmu_maze"]
