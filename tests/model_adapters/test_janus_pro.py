@@ -1,6 +1,7 @@
 """Janus-Pro adapter on a tiny random checkpoint of the real transformers classes (CPU, offline)."""
 
 import pytest
+import torch
 from conftest import make_request
 from lmms_eval_unify.model_adapters.janus_pro import JanusPro
 from PIL import Image
@@ -17,9 +18,10 @@ def janus(tiny_janus, tmp_path_factory):
     return model
 
 
-def test_runs_in_fp32_on_cpu_and_describes_its_arguments(janus, tiny_janus):
-    assert janus.device.type == "cpu" and next(janus.model.parameters()).dtype.is_floating_point
-    assert next(janus.model.parameters()).dtype == janus.dtype == __import__("torch").float32
+def test_loads_on_the_default_device_and_precision_and_describes_its_arguments(janus, tiny_janus):
+    expected = torch.bfloat16 if torch.cuda.is_available() else torch.float32
+    assert janus.device.type == ("cuda" if torch.cuda.is_available() else "cpu")
+    assert next(janus.model.parameters()).dtype == janus.dtype == expected
     assert janus.model_args["pretrained"] == str(tiny_janus) and janus.model_args["guidance_scale"] == 5.0
 
 
