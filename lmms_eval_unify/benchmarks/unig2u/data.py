@@ -233,3 +233,44 @@ def generate(out_dir: str | Path, n: int, seed: int = 0) -> list[Path]:
         )
     )
     return [*written, *_puzzles(root, n, seed)]
+
+
+def prepare(snapshot: str | Path, out_dir: str | Path) -> list[Path]:
+    """Copy the files of every implemented subtask from a downloaded snapshot of ``kkv233/unig2u_dataset``
+    into ``<out>/unig2u/`` (same relative paths), checking that each has the paper's number of rows."""
+    from lmms_eval_unify.benchmarks.unig2u.subtasks import SUBTASKS
+
+    snapshot, root = Path(snapshot), Path(out_dir) / "unig2u"
+    copied = []
+    for subtask in SUBTASKS.values():
+        rows = 0
+        for relative in subtask.files:
+            source = snapshot / relative
+            if not source.is_file():
+                raise FileNotFoundError(
+                    f"{source} is missing: download kkv233/unig2u_dataset into {snapshot}"
+                )
+            rows += datasets.Dataset.from_parquet(str(source)).num_rows
+            target = root / relative
+            if target not in copied:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copyfile(source, target)
+                copied.append(target)
+        if rows != subtask.n:
+            raise ValueError(f"{subtask.name}: {rows} rows in {subtask.files}, the paper has {subtask.n}")
+    return copied
+
+
+def prepare_main(argv: list[str]) -> int:
+    """``lmms-eval-unify data prepare unig2u --snapshot DIR --out DIR``."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="lmms-eval-unify data prepare unig2u", description=prepare.__doc__)
+    parser.add_argument(
+        "--snapshot", required=True, help="local copy of the Hub dataset kkv233/unig2u_dataset"
+    )
+    parser.add_argument("--out", required=True, help="LMMS_EVAL_UNIFY_DATA_DIR to write")
+    args = parser.parse_args(argv)
+    for path in prepare(args.snapshot, args.out):
+        print(path)
+    return 0

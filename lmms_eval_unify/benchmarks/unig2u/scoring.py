@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from pathlib import PurePath
 from typing import Any
 
 from lmms_eval_unify.answers import extract_choice, normalise_text
@@ -52,7 +53,7 @@ def relaxed_correct(prediction: str, target: str, tolerance: float = 0.05) -> bo
 
 def illusion_labels(image_name: str) -> dict[str, str]:
     """Ground truth from the file name, e.g. ``animal-1-Medieval_Village-Easy-1.5-90.png``."""
-    parts = str(image_name).split("-")
+    parts = PurePath(str(image_name)).name.split("-")
     return {"shape": parts[0], "scene": parts[2]}
 
 
