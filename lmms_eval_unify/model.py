@@ -278,10 +278,14 @@ class UnifiedModel(lmms):
         try:
             inputs = []
             for request in requests:
-                ctx, _, doc_to_visual, doc_id, task, split = request.args
+                ctx, gen_kwargs, doc_to_visual, doc_id, task, split = request.args
+                options = split_generation_kwargs(dict(gen_kwargs or {}))[0]
                 doc = self.task_dict[task][split][doc_id]
                 images = model_inputs(
-                    doc_to_visual(doc), UNDERSTAND_VIDEO in self.capabilities, self.max_input_images
+                    doc_to_visual(doc),
+                    UNDERSTAND_VIDEO in self.capabilities,
+                    self.max_input_images,
+                    int(options.get("num_frames", DEFAULT_VIDEO_FRAMES)),
                 )
                 inputs.append((images, ctx))
             _, decoding = split_generation_kwargs(dict(requests[0].args[1] or {}))
