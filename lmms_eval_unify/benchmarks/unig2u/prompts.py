@@ -91,7 +91,8 @@ MMSI_GTA = {
 _ILLUSION_TARGET = {"icon": ("icon", "icon"), "logo": ("logo", "logo"), "in": ("shape", "icon")}
 
 
-def _illusion_question(subset: str, question: str) -> str:
+def _illusion_question(subset: str, question: str, article: str = "a") -> str:
+    """Appendix G.2 prompt; the shape prompts say "a icon" in G (Direct) and "an icon" in H (GtA)."""
     options = f"{SHAPES[subset]},{SCENES}"
     if question == "scene":
         return (
@@ -103,7 +104,7 @@ def _illusion_question(subset: str, question: str) -> str:
     target, represents = _ILLUSION_TARGET[subset]
     forming = "logo" if subset == "logo" else "icon"
     return (
-        "This image contains a icon integrated into a background, where elements of the background contribute to "
+        f"This image contains {article} icon integrated into a background, where elements of the background contribute to "
         f"forming the {forming}. Identify the {target} that is represented in the image by choosing exclusively "
         f"among the following options:{options} Provide your response by stating only the single, most accurate "
         f"class name that represents the {represents}. You have to respond with a single word."
@@ -119,13 +120,14 @@ def _illusion_gta(subset: str, question: str) -> tuple[str, str]:
             "both to identify the scene type.\n\n",
         )
     noun = {"icon": "icon", "logo": "logo", "in": "shape"}[subset]
+    formed = {"icon": "icon shape", "logo": "logo shape", "in": "shape"}[subset]
     stage2 = {
         "icon": "highlighting how background elements form the icon. Use both to identify the icon shape.",
         "logo": "highlighting how background elements form the logo. Use both to identify the logo.",
         "in": "highlighting how background elements form the shape. Use both to identify the shape.",
     }[subset]
     return (
-        f"Create a visualization that highlights how the background elements contribute to forming the {noun} shape. "
+        f"Create a visualization that highlights how the background elements contribute to forming the {formed}. "
         f"Draw outlines, arrows, and annotations showing which parts of the scene create the {noun}'s silhouette "
         "or features.",
         f"You are given the original image and a visualization {stage2}\n\n",
@@ -141,8 +143,9 @@ def visual_puzzles_question(doc: dict) -> str:
     text = "Question: " + str(doc["question"]).strip()
     options = doc.get("options")
     if options is not None and len(options) >= 4:
-        text += "".join(f"\n({label}) {option}" for label, option in zip("ABCD", options, strict=False))
-        text = text.replace("\n(A)", "\nOptions:\n(A)", 1)
+        text += "\nOptions:" + "".join(
+            f"\n({label}) {option}" for label, option in zip("ABCD", options, strict=False)
+        )
     else:
         text += "\nOptions: Choose from (A) (B) (C) (D) in the image."
     return text
@@ -377,7 +380,7 @@ def gta_prompt(subtask: str, doc: dict) -> str:
     if family == "illusion":
         subset, question = subtask.rsplit("_", 1)
         gen, pre = _illusion_gta(subset, question)
-        return _gta(gen, pre + _illusion_question(subset, question))
+        return _gta(gen, pre + _illusion_question(subset, question, article="an"))
     if family == "visual_puzzles":
         question = visual_puzzles_question(doc)
         if subtask == "algorithmic":

@@ -121,3 +121,19 @@ def test_prepare_mirrors_the_snapshot_layout(data_dir, tmp_path, monkeypatch):
     copied = prepare(data_dir / "unig2u", tmp_path / "out")
     assert len(copied) == len({f for s in SUBTASKS.values() for f in s.files})
     assert resolve_files([HUB_ROOT + "vsp/vsp_collision_50.parquet"], str(tmp_path / "out"))
+
+
+def test_prompts_follow_the_appendix_wording():
+    assert "contains a icon" in direct_prompt("icon_shape", {}) and "contains an icon" in gta_prompt(
+        "icon_shape", {}
+    )
+    assert "contribute to forming the shape. Draw" in gta_prompt("in_shape", {})
+    assert "contribute to forming the logo shape. Draw" in gta_prompt("logo_shape", {})
+    question = direct_prompt("algorithmic", {"question": " Which? ", "options": ["w", "x", "y", "z"]})
+    assert question == (
+        "Question: Which?\nOptions:\n(A) w\n(B) x\n(C) y\n(D) z\n"
+        "Answer the question with the option's letter from the given choices directly."
+    )
+    assert direct_prompt("algorithmic", {"question": "Q", "options": None}).startswith(
+        "Question: Q\nOptions: Choose from (A) (B) (C) (D) in the image."
+    )
