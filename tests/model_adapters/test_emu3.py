@@ -5,6 +5,8 @@ import torch
 from lmms_eval_unify.model_adapters.emu3 import EOL_TOKEN, Emu3, VisualTokenConstraint
 from PIL import Image
 
+from lmms_eval_unify.record import parse_output
+
 
 @pytest.fixture(scope="module")
 def emu3(tiny_emu3, tmp_path_factory):
@@ -51,10 +53,22 @@ def test_constraint_emits_rows_then_the_closing_tokens(emu3):
 
 
 @pytest.mark.slow
-def test_real_cli_runs_the_sliding_puzzle_end_to_end(tiny_emu3, puzzle_data, tmp_path, run_cli, check_steps):
+def test_real_cli_runs_puzzle_direct_and_generate_then_answer_tasks(
+    tiny_emu3, puzzle_data, tmp_path, run_cli, check_steps
+):
     args = f"pretrained={tiny_emu3},pretrained_gen={tiny_emu3},image_area=256,max_new_tokens=8"
-    run = run_cli("emu3", args, "uni_mmmu_sliding", puzzle_data, tmp_path, extra=("--batch_size", "2"))
-    assert len(run["samples"]["uni_mmmu_sliding"]) == 2
+    tasks = "uni_mmmu_sliding,unig2u_chartqa,unig2u_chartqa_gta"
+    run = run_cli("emu3", args, tasks, puzzle_data, tmp_path, extra=("--batch_size", "2"))
     for sample in run["samples"]["uni_mmmu_sliding"]:
         check_steps(sample, "emu3")
-    assert run["results"]["uni_mmmu_sliding"]["invalid_outputs,none"] == 0
+    for task, protocol, n_images in (
+        ("unig2u_chartqa", "direct", 0),
+        ("unig2u_chartqa_gta", "generate_then_answer", 1),
+    ):
+        assert len(run["samples"][task]) == 2
+        for sample in run["samples"][task]:
+            response = sample["filtered_resps"]
+            parsed = parse_output(response[0] if isinstance(response, list) else response)
+            assert parsed.failure is None and parsed.record.protocol == protocol and parsed.record.text
+            assert len(parsed.load_images(expected=n_images)) == n_images
+    assert all(run["results"][task]["invalid_outputs,none"] == 0 for task in tasks.split(","))
