@@ -31,6 +31,10 @@ def doc_to_text(doc: dict, lmms_eval_specific_kwargs: dict | None = None) -> str
 
 
 def doc_to_target(doc: dict) -> str:
+    if "test_image" in doc:  # VSP
+        if vsp_kind(doc) == "collision":
+            return f"Car: {doc['gt_car']}, Person: {doc['gt_person']}"
+        return f"north-south: {doc['gt_north_south']}, east-west: {doc['gt_east_west']}"
     return str(doc.get("answer", doc.get("image_name", "")))
 
 
