@@ -54,9 +54,13 @@ DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch
 
 
 def resolve_device(device: str | None, local_index: int = 0) -> torch.device:
-    """The device a model runs on: ``device`` if given, else this process's GPU, else the CPU."""
+    """The device a model runs on: ``device`` if given, else this process's GPU, else the CPU.
+
+    A bare ``cuda`` (lmms-eval's ``--device cuda``) means this process's GPU, so data-parallel ranks spread.
+    """
     if device:
-        return torch.device(device)
+        chosen = torch.device(device)
+        return torch.device("cuda", local_index) if chosen.type == "cuda" and chosen.index is None else chosen
     return torch.device("cuda", local_index) if torch.cuda.is_available() else torch.device("cpu")
 
 

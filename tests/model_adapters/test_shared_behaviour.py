@@ -39,6 +39,11 @@ def test_cpu_runs_in_float32_and_dtype_can_be_named():
     assert resolve_dtype(None, torch.device("cuda", 0)) is torch.bfloat16
     assert resolve_dtype(None, torch.device("cpu")) is torch.float32 and device.type in ("cpu", "cuda")
     assert resolve_dtype("float16", device) is torch.float16
+    assert resolve_device("cuda", local_index=1) == torch.device("cuda", 1)  # each rank its own GPU
+    assert (
+        resolve_device("cuda:0", local_index=1) == torch.device("cuda", 0)
+        and resolve_device("cpu", 1).type == "cpu"
+    )
     with pytest.raises(ValueError, match="dtype must be one of"):
         resolve_dtype("fp8", device)
 
