@@ -20,7 +20,7 @@ def signed_pixels_to_pil(pixels: torch.Tensor, channels_first: bool) -> Image.Im
     if channels_first:
         array = array.permute(1, 2, 0)
     array = ((array + 1) / 2 * 255).clamp(0, 255).round().to(torch.uint8).numpy()
-    return Image.fromarray(array, mode="RGB")
+    return Image.fromarray(array)
 
 
 def chat_messages(images: list[Image.Image], prompt: str) -> list[dict[str, Any]]:
