@@ -137,3 +137,14 @@ def test_prompts_follow_the_appendix_wording():
     assert direct_prompt("algorithmic", {"question": "Q", "options": None}).startswith(
         "Question: Q\nOptions: Choose from (A) (B) (C) (D) in the image."
     )
+
+
+def test_subtask_table_follows_the_scoring_contract():
+    from lmms_eval_unify.benchmarks.unig2u.subtasks import JUDGED, NOT_YET
+    from lmms_eval_unify.scoring import unig2u as contract
+
+    assert set(SUBTASKS) | set(JUDGED) | set(NOT_YET) == set(contract.SUBTASKS)
+    assert not set(SUBTASKS) & (set(JUDGED) | set(NOT_YET))
+    paper_sizes = {s: n for subs in contract.CATEGORY_SUBTASKS.values() for s, n in subs.items()}
+    assert {name: s.n for name, s in SUBTASKS.items()} == {name: paper_sizes[name] for name in SUBTASKS}
+    assert sum(s.n for s in SUBTASKS.values()) == 2254
