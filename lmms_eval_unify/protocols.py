@@ -33,6 +33,7 @@ PROTOCOL_KEYS = frozenset(
         "image_prompt",
         "final_prompt",
         "gen_prompt",
+        "gen_inputs",
         "answer_prompt",
         "num_frames",
         "answer_space",
@@ -122,9 +123,13 @@ def split_generate_then_answer_prompt(prompt: str, options: dict[str, Any]) -> t
 
 
 def generate_then_answer(run: ProtocolRun) -> UnifiedOutput:
-    """Stage 1: input images + generation prompt -> image. Stage 2: question + inputs + that image -> answer."""
+    """Stage 1: input images + generation prompt -> image. Stage 2: question + inputs + that image -> answer.
+
+    Stage 1 sees every input image unless ``gen_inputs: first`` (the released UniG2U code's behaviour).
+    """
     gen_prompt, question = split_generate_then_answer_prompt(run.prompt, run.options)
-    image = run.generate_image(gen_prompt, run.images, Phase("generate", 1))
+    gen_images = run.images[:1] if run.options.get("gen_inputs", "all") == "first" else run.images
+    image = run.generate_image(gen_prompt, gen_images, Phase("generate", 1))
     relative = run.save(image, "generated_00")
     text = run.understand([*run.images, image], question, Phase("answer", 2))
     return UnifiedOutput(

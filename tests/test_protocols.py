@@ -30,6 +30,13 @@ def test_generate_then_answer_feeds_the_generated_image_back(scripted):
     assert len(parsed.load_images(expected=1)) == 1 and parsed.text == "A"
 
 
+def test_generate_then_answer_official_first_image_only(scripted):
+    model = scripted(["A"])
+    _run(model, "Q", {"protocol": "generate_then_answer", "gen_inputs": "first"}, n_images=3)
+    assert [c[2] for c in model.calls] == [1, 4]  # stage 1 gets the first input, stage 2 all inputs + generated
+    assert "gen_inputs" not in model.calls[0][5]
+
+
 def test_upstream_visual_cot_flag_means_generate_then_answer(scripted):
     model = scripted(["A"])
     assert _run(model, "Q", {"visual_cot": True}).record.protocol == "generate_then_answer"

@@ -26,7 +26,7 @@ def data_dir(tmp_path_factory):
 
 def _task(name: str, data_dir) -> tuple[dict, list[dict]]:
     config = load_yaml_config(str(tasks_path() / "unig2u" / f"{name}.yaml"))
-    subtask = SUBTASKS[name.removeprefix("unig2u_").removesuffix("_gta")]
+    subtask = SUBTASKS[name.removeprefix("unig2u_").removesuffix("_official").removesuffix("_gta")]
     paths = resolve_files([HUB_ROOT + f for f in subtask.files], str(data_dir))
     parts = [datasets.load_dataset("parquet", data_files={"x": p}, split="x") for p in paths]
     docs = list(parts[0] if len(parts) == 1 else concatenate(parts, ["gmap", "collision"]))
@@ -66,6 +66,17 @@ def test_gta_stage1_gets_every_input_image_and_stage2_adds_the_generated_one(dat
     assert "analyzes the distances" in generate_call[1] and "[GEN_PROMPT]" not in understand_call[1]
     assert understand_call[2] == 4  # the three inputs + the generated image
     assert result["acc"] == 1.0 and result["details"]["generated_images"]
+
+
+def test_official_gta_gives_stage1_only_the_first_image(data_dir, tmp_path):
+    config, docs = _task("unig2u_vsp_reason_gta_official", data_dir)
+    collision = next(i for i, d in enumerate(docs) if d["source"] == "collision")
+    truth = docs[collision]
+    model = ScriptedAdapter([f"Car: {truth['gt_car']}\nPerson: {truth['gt_person']}"], output_dir=str(tmp_path))
+    result = _serve(model, config, docs, collision)
+    (generate_call, understand_call) = model.calls
+    assert generate_call[2] == 1 and understand_call[2] == 4  # released code: first input only in stage 1
+    assert result["acc"] == 1.0
 
 
 def _comparable(value):
