@@ -62,7 +62,12 @@ def _cmd_data_prepare(argv: list[str]) -> int:
 
 def run_lmms_eval(model: str, tasks: str, output_path: Path, data_dir: Path, extra: list[str] = ()) -> Path:
     """Run the real ``lmms-eval`` CLI in a subprocess and return its results JSON."""
-    env = {**os.environ, "LMMS_EVAL_UNIFY_DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    env = {
+        **os.environ,
+        "LMMS_EVAL_UNIFY_DATA_DIR": str(data_dir),
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+    }
     command = [sys.executable, "-m", "lmms_eval", "--model", model, "--tasks", tasks]
     command += ["--output_path", str(output_path), "--log_samples", "--verbosity", "WARNING", *extra]
     subprocess.run(command, env=env, check=True)
@@ -89,7 +94,9 @@ def _cmd_demo(args: argparse.Namespace) -> int:
             values = [results[task][f"{metric},none"] for metric in PUZZLE_METRICS]
             rows.append((model, task, values, results[task]["invalid_outputs,none"], wall))
     for task, domain in DEMO_TASKS.items():
-        expected = random_baseline_expectation(DOMAINS[domain], data_dir / "uni_mmmu" / domain / "test.parquet")
+        expected = random_baseline_expectation(
+            DOMAINS[domain], data_dir / "uni_mmmu" / domain / "test.parquet"
+        )
         rows.append(("random (analytic)", task, [expected[m] for m in PUZZLE_METRICS], "", None))
     print("\n| model | task | " + " | ".join(PUZZLE_METRICS) + " | invalid | wall s |")
     print("|---|---|" + "---:|" * (len(PUZZLE_METRICS) + 2))
@@ -111,14 +118,22 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     commands.add_parser("tasks-path", help="print the folder of our task YAMLs (for --include_path)")
     commands.add_parser("tasks", help="list the tasks and groups this plugin defines")
-    data = commands.add_parser("data", help="dataset tools").add_subparsers(dest="data_command", required=True)
+    data = commands.add_parser("data", help="dataset tools").add_subparsers(
+        dest="data_command", required=True
+    )
     generate = data.add_parser("generate", help="write offline sets in the local-data layout")
     generate.add_argument("benchmarks", nargs="*", help=f"any of {', '.join(BENCHMARKS)} (default uni_mmmu)")
-    generate.add_argument("--out", required=True, help="data folder (then set LMMS_EVAL_UNIFY_DATA_DIR to it)")
+    generate.add_argument(
+        "--out", required=True, help="data folder (then set LMMS_EVAL_UNIFY_DATA_DIR to it)"
+    )
     generate.add_argument("--n", type=int, default=100, help="items per subtask")
     generate.add_argument("--seed", type=int, default=0)
-    data.add_parser("prepare", help="convert a benchmark's published data (see --help of each)", add_help=False)
-    demo = commands.add_parser("demo", help="offline end-to-end run: generated data, real lmms-eval, baselines")
+    data.add_parser(
+        "prepare", help="convert a benchmark's published data (see --help of each)", add_help=False
+    )
+    demo = commands.add_parser(
+        "demo", help="offline end-to-end run: generated data, real lmms-eval, baselines"
+    )
     demo.add_argument("--out", default="out/demo")
     demo.add_argument("--n", type=int, default=30, help="items per task")
     demo.add_argument("--seed", type=int, default=0)

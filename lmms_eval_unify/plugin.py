@@ -58,17 +58,25 @@ def install_task_index() -> None:
     try:
         from lmms_eval.tasks import TaskManager
     except ImportError as exc:
-        raise UnsupportedLmmsEvalError(f"{_version_hint()}: cannot import lmms_eval.tasks.TaskManager") from exc
+        raise UnsupportedLmmsEvalError(
+            f"{_version_hint()}: cannot import lmms_eval.tasks.TaskManager"
+        ) from exc
     original = getattr(TaskManager, "initialize_tasks", None)
     if original is None or not hasattr(TaskManager, "_get_task_and_group"):
-        raise UnsupportedLmmsEvalError(f"{_version_hint()}: TaskManager has no initialize_tasks/_get_task_and_group")
+        raise UnsupportedLmmsEvalError(
+            f"{_version_hint()}: TaskManager has no initialize_tasks/_get_task_and_group"
+        )
     if getattr(original, _PATCH_MARK, False):
         return
 
     def initialize_tasks(self, include_path=None, include_defaults=True):
         index = original(self, include_path=include_path, include_defaults=include_defaults)
         ours = self._get_task_and_group(str(tasks_path()))
-        overridden = sorted(name for name in ours if name in index and index[name].get("yaml_path") != ours[name].get("yaml_path"))
+        overridden = sorted(
+            name
+            for name in ours
+            if name in index and index[name].get("yaml_path") != ours[name].get("yaml_path")
+        )
         if overridden:
             logger.info("lmms-eval-unify: our definitions replace built-in {}", ", ".join(overridden))
         index.update(ours)

@@ -78,11 +78,15 @@ class ProtocolRun:
 
     def understand(self, images: Sequence[Image.Image], prompt: str, phase: Phase) -> str:
         self.model.phase = phase
-        return str(self._timed(UNDERSTAND, lambda: self.model.understand(list(images), prompt, **self.decoding)))
+        return str(
+            self._timed(UNDERSTAND, lambda: self.model.understand(list(images), prompt, **self.decoding))
+        )
 
     def generate_image(self, prompt: str, images: Sequence[Image.Image], phase: Phase) -> Image.Image:
         self.model.phase = phase
-        image = self._timed(GENERATE_IMAGE, lambda: self.model.generate_image(prompt, list(images), **self.decoding))
+        image = self._timed(
+            GENERATE_IMAGE, lambda: self.model.generate_image(prompt, list(images), **self.decoding)
+        )
         if not isinstance(image, Image.Image):
             raise TypeError(f"generate_image returned {type(image).__name__}, expected a PIL image")
         return image
@@ -160,7 +164,9 @@ def _visual_chain(run: ProtocolRun, final_answer: bool) -> UnifiedOutput:
     transcript = run.prompt
     steps: list[Step] = []
     for step in range(1, max_steps + 1):
-        text = run.understand(history_images, f"{transcript}\n\n{step_prompt.format(step=step)}", Phase("plan", step))
+        text = run.understand(
+            history_images, f"{transcript}\n\n{step_prompt.format(step=step)}", Phase("plan", step)
+        )
         if _is_stop(text, stop_words):
             steps.append(Step(text=text))
             break
@@ -172,7 +178,9 @@ def _visual_chain(run: ProtocolRun, final_answer: bool) -> UnifiedOutput:
         history_images.append(image)
     images = [s.image for s in steps if s.image]
     if not final_answer:
-        return UnifiedOutput("visual_cot_steps", text=steps[-1].text if steps else "", images=images, steps=steps)
+        return UnifiedOutput(
+            "visual_cot_steps", text=steps[-1].text if steps else "", images=images, steps=steps
+        )
     final_prompt = str(options.get("final_prompt", "Now give your final answer."))
     text = run.understand(history_images, f"{transcript}\n\n{final_prompt}", Phase("final", len(images)))
     return UnifiedOutput("image_sequence_then_answer", text=text, images=images, steps=steps)
@@ -191,7 +199,9 @@ def image_sequence_then_answer(run: ProtocolRun) -> UnifiedOutput:
 def video(run: ProtocolRun) -> UnifiedOutput:
     """A generated video, stored as PNG frames."""
     run.model.phase = Phase("generate")
-    frames = run._timed(GENERATE_VIDEO, lambda: run.model.generate_video(run.prompt, run.images, **run.decoding))
+    frames = run._timed(
+        GENERATE_VIDEO, lambda: run.model.generate_video(run.prompt, run.images, **run.decoding)
+    )
     saved = [run.save(frame, f"frame_{i:03d}") for i, frame in enumerate(frames)]
     return UnifiedOutput("video", video_frames=saved)
 
@@ -210,7 +220,9 @@ PROTOCOLS: dict[str, ProtocolSpec] = {
     "image_only": ProtocolSpec(image_only, frozenset({GENERATE_IMAGE})),
     "generate_then_answer": ProtocolSpec(generate_then_answer, frozenset({UNDERSTAND, GENERATE_IMAGE})),
     "visual_cot_steps": ProtocolSpec(visual_cot_steps, frozenset({UNDERSTAND, GENERATE_IMAGE})),
-    "image_sequence_then_answer": ProtocolSpec(image_sequence_then_answer, frozenset({UNDERSTAND, GENERATE_IMAGE})),
+    "image_sequence_then_answer": ProtocolSpec(
+        image_sequence_then_answer, frozenset({UNDERSTAND, GENERATE_IMAGE})
+    ),
     "video": ProtocolSpec(video, frozenset({GENERATE_VIDEO})),
 }
 

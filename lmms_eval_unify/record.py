@@ -52,7 +52,9 @@ class UnifiedOutput:
     @classmethod
     def from_dict(cls, data: dict) -> UnifiedOutput:
         known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        known["steps"] = [Step(**s) if isinstance(s, dict) else Step(text=str(s)) for s in known.get("steps", [])]
+        known["steps"] = [
+            Step(**s) if isinstance(s, dict) else Step(text=str(s)) for s in known.get("steps", [])
+        ]
         return cls(**known)
 
 
@@ -97,7 +99,9 @@ class ParsedOutput:
     def load_images(self, expected: int | None = None) -> list[Image.Image] | OutputFailure:
         """Decode the output images; an ``OutputFailure`` if any is missing/corrupt or the count differs."""
         if expected is not None and len(self.record.images) != expected:
-            return OutputFailure("wrong_image_count", f"expected {expected} images, got {len(self.record.images)}")
+            return OutputFailure(
+                "wrong_image_count", f"expected {expected} images, got {len(self.record.images)}"
+            )
         return load_media(self.record.root, self.record.images)
 
 
@@ -135,7 +139,9 @@ def parse_output(raw: object) -> ParsedOutput:
     except json.JSONDecodeError as exc:
         return ParsedOutput(UnifiedOutput("unknown", text=raw), OutputFailure("malformed_record", str(exc)))
     if not isinstance(data, dict):
-        return ParsedOutput(UnifiedOutput("unknown", text=raw), OutputFailure("malformed_record", "not an object"))
+        return ParsedOutput(
+            UnifiedOutput("unknown", text=raw), OutputFailure("malformed_record", "not an object")
+        )
     if data.get("schema") != SCHEMA:
         images = data.get("images") or []
         if not isinstance(images, list) or not all(isinstance(p, str) for p in images):

@@ -33,7 +33,9 @@ class Instrument(UnifiedModel):
         if key != self._plan_key:
             reference = request.options.get("answer_space")
             if not reference:
-                raise NotImplementedError(f"task {request.task!r} declares no answer_space for {self.model_id}")
+                raise NotImplementedError(
+                    f"task {request.task!r} declares no answer_space for {self.model_id}"
+                )
             doc = self.task_dict[request.task][request.split][request.doc_id]
             rng = random.Random(self.sample_seed(request.task, request.doc_id))
             self._current_plan = load_answer_space(reference).plan(doc, images, rng, self.oracle)

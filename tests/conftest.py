@@ -29,7 +29,9 @@ class ScriptedAdapter(UnifiedModel):
         return Image.new("RGB", (16, 16), (len(self.calls) * 10 % 255, 0, 0))
 
 
-def make_request(prompt: str, gen_kwargs: dict, task: str = "toy", doc_id: int = 0, n_images: int = 1) -> Instance:
+def make_request(
+    prompt: str, gen_kwargs: dict, task: str = "toy", doc_id: int = 0, n_images: int = 1
+) -> Instance:
     def doc_to_visual(doc):
         return [Image.new("RGB", (8, 8), "blue") for _ in range(n_images)]
 

@@ -27,7 +27,15 @@ def test_extract_choice(text, expected):
     assert extract_choice(text, LABELS, OPTIONS) == expected
 
 
-@pytest.mark.parametrize("option, expected", [(o, (l, b)) for o, l, b in zip(OPTIONS, LABELS, ["a red cat", "a blue dog", "a green bird", "a yellow fish"])])
+@pytest.mark.parametrize(
+    "option, expected",
+    [
+        (option, (label, body))
+        for option, label, body in zip(
+            OPTIONS, LABELS, ["a red cat", "a blue dog", "a green bird", "a yellow fish"], strict=True
+        )
+    ],
+)
 def test_split_option_four_styles(option, expected):
     assert split_option(option) == expected
 

@@ -12,9 +12,13 @@ def test_tasks_path_prints_the_folder(capsys):
 def test_data_generate_writes_loadable_sets(tmp_path, capsys):
     assert main(["data", "generate", "uni_mmmu", "--out", str(tmp_path), "--n", "3"]) == 0
     maze = datasets.load_dataset("parquet", data_files=str(tmp_path / "uni_mmmu/maze/test.parquet"))["train"]
-    sliding = datasets.load_dataset("parquet", data_files=str(tmp_path / "uni_mmmu/sliding/test.parquet"))["train"]
+    sliding = datasets.load_dataset("parquet", data_files=str(tmp_path / "uni_mmmu/sliding/test.parquet"))[
+        "train"
+    ]
     assert maze.num_rows == 3 and {"initial_image", "steps"} <= set(maze.column_names)
-    assert sliding.num_rows == 3 and {"initial_image", "steps_words", "final_image"} <= set(sliding.column_names)
+    assert sliding.num_rows == 3 and {"initial_image", "steps_words", "final_image"} <= set(
+        sliding.column_names
+    )
     assert "LMMS_EVAL_UNIFY_DATA_DIR" in capsys.readouterr().out
 
 

@@ -47,7 +47,9 @@ class FaultyAdapter(UnifiedModel):
                 (store.root / path).write_bytes(b"\x89PNG truncated")
             images = {4: ["../../../../etc/hostname"], 5: [path]}.get(doc_id, [path])
             text = '<ANSWER_JSON>["up"]</ANSWER_JSON>'
-            return UnifiedOutput("image_sequence_then_answer", text=text, images=images, root=str(store.root)).to_json()
+            return UnifiedOutput(
+                "image_sequence_then_answer", text=text, images=images, root=str(store.root)
+            ).to_json()
         return super().respond(request)
 
 
@@ -68,7 +70,9 @@ def test_every_malformed_output_scores_zero_with_a_reason(tmp_path, monkeypatch)
     for doc_id, reason in EXPECTED_REASONS.items():
         sample = samples[doc_id]
         if reason.endswith("_is_not_invalid"):
-            assert sample["invalid_outputs"] == ""  # one image for a longer path is a wrong answer, not bad output
+            assert (
+                sample["invalid_outputs"] == ""
+            )  # one image for a longer path is a wrong answer, not bad output
         else:
             assert sample["invalid_outputs"] == reason, (doc_id, sample["details"])
         if doc_id != 5:

@@ -45,9 +45,23 @@ def generated_data(tmp_path_factory):
 
 
 def _run_cli(model, data_dir, out_dir):
-    env = {**os.environ, "LMMS_EVAL_UNIFY_DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    env = {
+        **os.environ,
+        "LMMS_EVAL_UNIFY_DATA_DIR": str(data_dir),
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+    }
     env.pop("LMMS_EVAL_UNIFY_OUTPUT_DIR", None)
-    command = ["lmms-eval", "--model", model, "--tasks", "uni_mmmu", "--output_path", str(out_dir), "--log_samples"]
+    command = [
+        "lmms-eval",
+        "--model",
+        model,
+        "--tasks",
+        "uni_mmmu",
+        "--output_path",
+        str(out_dir),
+        "--log_samples",
+    ]
     done = subprocess.run(
         [str(Path(sys.executable).parent / command[0]), *command[1:]],
         env=env,
@@ -58,7 +72,10 @@ def _run_cli(model, data_dir, out_dir):
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads(next(out_dir.rglob("*_results.json")).read_text())["results"]
     samples = {
-        task: [json.loads(line) for line in next(out_dir.rglob(f"*_samples_{task}.jsonl")).read_text().splitlines()]
+        task: [
+            json.loads(line)
+            for line in next(out_dir.rglob(f"*_samples_{task}.jsonl")).read_text().splitlines()
+        ]
         for task in ("uni_mmmu_maze", "uni_mmmu_sliding")
     }
     return results, samples
@@ -72,7 +89,9 @@ def test_cli_oracle_scores_100(generated_data, tmp_path):
         for metric in METRICS:
             assert results[task][f"{metric},none"] == 1.0, (task, metric)
         assert results[task]["invalid_outputs,none"] == 0
-    images = list((tmp_path / "oracle" / "unify_media" / "unify_oracle" / "uni_mmmu_maze").rglob("step_*.png"))
+    images = list(
+        (tmp_path / "oracle" / "unify_media" / "unify_oracle" / "uni_mmmu_maze").rglob("step_*.png")
+    )
     assert len(images) == sum(len(json.loads(s["target"])) for s in samples["uni_mmmu_maze"])
 
 
@@ -86,7 +105,11 @@ def test_cli_random_matches_its_analytic_chance_level(generated_data, tmp_path):
             measured = results[task][f"{metric},none"]
             values = [s[metric] for s in samples[task]]
             # standard error of the mean; 0/1 metrics use the Bernoulli sd at the expected rate
-            sd = statistics.pstdev(values) if "step" in metric else math.sqrt(expected[metric] * (1 - expected[metric]))
+            sd = (
+                statistics.pstdev(values)
+                if "step" in metric
+                else math.sqrt(expected[metric] * (1 - expected[metric]))
+            )
             assert abs(measured - expected[metric]) <= 4 * sd / math.sqrt(N_ITEMS) + 1e-9, (task, metric)
         assert 0 < results[task]["text_step_acc,none"] < 0.6
 

@@ -1,8 +1,8 @@
 import json
 
+from conftest import make_request
 from PIL import Image
 
-from conftest import make_request
 from lmms_eval_unify.protocols import split_generate_then_answer_prompt
 from lmms_eval_unify.record import parse_output
 
@@ -33,18 +33,26 @@ def test_generate_then_answer_feeds_the_generated_image_back(scripted):
 def test_generate_then_answer_official_first_image_only(scripted):
     model = scripted(["A"])
     _run(model, "Q", {"protocol": "generate_then_answer", "gen_inputs": "first"}, n_images=3)
-    assert [c[2] for c in model.calls] == [1, 4]  # stage 1 gets the first input, stage 2 all inputs + generated
+    assert [c[2] for c in model.calls] == [
+        1,
+        4,
+    ]  # stage 1 gets the first input, stage 2 all inputs + generated
     assert "gen_inputs" not in model.calls[0][5]
 
 
 def test_upstream_visual_cot_flag_means_generate_then_answer(scripted):
     model = scripted(["A"])
     assert _run(model, "Q", {"visual_cot": True}).record.protocol == "generate_then_answer"
-    assert split_generate_then_answer_prompt("plain", {"gen_prompt": "Sketch: {question}"}) == ("Sketch: plain", "plain")
+    assert split_generate_then_answer_prompt("plain", {"gen_prompt": "Sketch: {question}"}) == (
+        "Sketch: plain",
+        "plain",
+    )
 
 
 def test_image_sequence_stops_on_stop_word_and_keeps_history(scripted):
-    model = scripted(["Next, move up.", "Next, move left.", "Done.", '<ANSWER_JSON>["up","left"]</ANSWER_JSON>'])
+    model = scripted(
+        ["Next, move up.", "Next, move left.", "Done.", '<ANSWER_JSON>["up","left"]</ANSWER_JSON>']
+    )
     options = {"protocol": "image_sequence_then_answer", "max_steps": 5, "step_prompt": "step {step}?"}
     parsed = _run(model, "Solve.", options)
     kinds = [(c[0], c[3], c[4]) for c in model.calls]
@@ -82,7 +90,10 @@ def test_missing_primitive_is_unsupported_not_a_crash(scripted):
 
 def test_unknown_protocol_and_primitive_failure_are_recorded(scripted):
     model = scripted([])
-    assert parse_output(model.generate_until([make_request("x", {"protocol": "nope"})])[0]).failure.reason == "model_error"
+    assert (
+        parse_output(model.generate_until([make_request("x", {"protocol": "nope"})])[0]).failure.reason
+        == "model_error"
+    )
     model = scripted([])  # understand() pops from an empty script -> IndexError inside the primitive
     parsed = _run(model, "x", {})
     assert parsed.failure.reason == "model_error" and "IndexError" in parsed.failure.detail

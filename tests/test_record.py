@@ -1,18 +1,18 @@
 import json
 
+import pytest
 from PIL import Image
 
 from lmms_eval_unify.media import MediaStore
 from lmms_eval_unify.record import (
     OutputFailure,
     UnifiedOutput,
+    UnsafePathError,
     count_invalid,
     mean_supported,
     parse_output,
     resolve_media_path,
 )
-import pytest
-from lmms_eval_unify.record import UnsafePathError
 
 
 def _record_with_image(tmp_path, **kwargs):
@@ -68,7 +68,9 @@ def test_missing_corrupt_wrong_count_and_traversal(tmp_path):
 
 
 def test_model_error_is_a_failure():
-    assert parse_output(UnifiedOutput("direct", error="OOM").to_json()).failure == OutputFailure("model_error", "OOM")
+    assert parse_output(UnifiedOutput("direct", error="OOM").to_json()).failure == OutputFailure(
+        "model_error", "OOM"
+    )
 
 
 def test_resolve_media_path_rejects_escape(tmp_path):

@@ -72,6 +72,8 @@ def random_baseline_expectation(domain: PuzzleDomain, parquet_path: str | Path) 
         start = read_state(domain, row["initial_image"].convert("RGB"))
         if start is None:
             raise ValueError(f"{parquet_path}: item {row.get('id')} has an unreadable initial board")
-        for key, value in random_walk_expectation(domain, start, moves_from_field(row[domain.answer_field])).items():
+        for key, value in random_walk_expectation(
+            domain, start, moves_from_field(row[domain.answer_field])
+        ).items():
             totals[key] = totals.get(key, 0.0) + value
     return {key: value / len(rows) for key, value in totals.items()}

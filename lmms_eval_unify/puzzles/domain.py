@@ -111,9 +111,7 @@ def moves_from_field(value: str | Sequence[str]) -> list[str]:
     return [str(move).strip().lower() for move in moves]
 
 
-def random_walk_expectation(
-    domain: PuzzleDomain, start: Hashable, truth: Sequence[str]
-) -> dict[str, float]:
+def random_walk_expectation(domain: PuzzleDomain, start: Hashable, truth: Sequence[str]) -> dict[str, float]:
     """Exact expected metrics of the random baseline on one instance.
 
     The baseline draws a length ``L`` uniformly from ``domain.length_range`` and then ``L`` moves, each

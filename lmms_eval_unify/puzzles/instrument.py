@@ -24,7 +24,11 @@ class MovePlan:
 
     def text(self, phase: Phase) -> str:
         if phase.name == "plan":
-            return f"Next, move one step {self.moves[phase.step - 1]}." if phase.step <= len(self.moves) else "Done."
+            return (
+                f"Next, move one step {self.moves[phase.step - 1]}."
+                if phase.step <= len(self.moves)
+                else "Done."
+            )
         return f"<ANSWER_JSON>{json.dumps(list(self.moves))}</ANSWER_JSON>"
 
     def image(self, phase: Phase) -> Image.Image:

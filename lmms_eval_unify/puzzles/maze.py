@@ -8,7 +8,13 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageDraw
 
-from lmms_eval_unify.puzzles.board import PARSE_SIDE, cell_colour_fractions, crop_board, hex_to_rgb, image_to_array
+from lmms_eval_unify.puzzles.board import (
+    PARSE_SIDE,
+    cell_colour_fractions,
+    crop_board,
+    hex_to_rgb,
+    image_to_array,
+)
 from lmms_eval_unify.puzzles.domain import MOVES, OFFSETS, Grid, shortest_paths
 
 FLOOR = hex_to_rgb("#f4efe6")
@@ -67,7 +73,15 @@ class MazeDomain:
             if state.walls[row][col]:
                 return WALL_TOKEN
             at_agent, at_goal = (row, col) == state.agent, (row, col) == state.goal
-            return BOTH_TOKEN if at_agent and at_goal else START_TOKEN if at_agent else GOAL_TOKEN if at_goal else FLOOR_TOKEN
+            return (
+                BOTH_TOKEN
+                if at_agent and at_goal
+                else START_TOKEN
+                if at_agent
+                else GOAL_TOKEN
+                if at_goal
+                else FLOOR_TOKEN
+            )
 
         return tuple(tuple(token(r, c) for c in range(state.size)) for r in range(state.size))
 
@@ -161,6 +175,6 @@ def generate_maze(domain: MazeDomain, rng: random.Random) -> tuple[MazeState, tu
         floor = [(r, c) for r in range(domain.size) for c in range(domain.size) if not walls[r][c]]
         agent, goal = rng.sample(floor, 2)
         state = MazeState(walls, agent, goal)
-        found = shortest_paths(domain, state, lambda s: s.agent == goal, max_depth=high)
+        found = shortest_paths(domain, state, lambda s, goal=goal: s.agent == goal, max_depth=high)
         if found is not None and found.count == 1 and low <= found.length <= high:
             return state, found.moves

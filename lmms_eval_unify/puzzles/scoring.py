@@ -53,7 +53,10 @@ def score_move_sequence(domain: PuzzleDomain, doc: dict, raw_output: str, initia
     parsed = parse_output(raw_output)
     result: dict[str, Any] = {m: 0.0 for m in METRICS} | {"invalid_outputs": "", "details": {}}
     if parsed.unsupported:
-        return {m: None for m in METRICS} | {"invalid_outputs": "", "details": {"unsupported": parsed.record.unsupported}}
+        return {m: None for m in METRICS} | {
+            "invalid_outputs": "",
+            "details": {"unsupported": parsed.record.unsupported},
+        }
     if parsed.failure:
         result["invalid_outputs"] = parsed.failure.reason
         result["details"] = {"failure": parsed.failure.detail}

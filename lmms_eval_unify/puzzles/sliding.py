@@ -8,12 +8,28 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageDraw
 
-from lmms_eval_unify.puzzles.board import PARSE_SIDE, cell_colour_fractions, crop_board, hex_to_rgb, image_to_array
+from lmms_eval_unify.puzzles.board import (
+    PARSE_SIDE,
+    cell_colour_fractions,
+    crop_board,
+    hex_to_rgb,
+    image_to_array,
+)
 from lmms_eval_unify.puzzles.domain import MOVES, OFFSETS, Grid, shortest_paths
 
 PALETTE = [
     hex_to_rgb(h)
-    for h in ("#e41a1c", "#377eb8", "#4daf4a", "#984ea3", "#ff7f00", "#ffff33", "#a65628", "#f781bf", "#999999")
+    for h in (
+        "#e41a1c",
+        "#377eb8",
+        "#4daf4a",
+        "#984ea3",
+        "#ff7f00",
+        "#ffff33",
+        "#a65628",
+        "#f781bf",
+        "#999999",
+    )
 ]
 WHITE = hex_to_rgb("#ffffff")
 EMPTY = 1
@@ -58,7 +74,9 @@ class SlidingDomain:
         return tuple(board)
 
     def grid_of(self, state: SlidingState) -> Grid:
-        return tuple(tuple(str(t) for t in state[r * self.size : (r + 1) * self.size]) for r in range(self.size))
+        return tuple(
+            tuple(str(t) for t in state[r * self.size : (r + 1) * self.size]) for r in range(self.size)
+        )
 
     def render(self, state: SlidingState) -> Image.Image:
         """Solid colour tiles without borders or numbers on a white page."""
@@ -81,7 +99,9 @@ class SlidingDomain:
         if board is None:
             return None
         fractions = cell_colour_fractions(board, PALETTE, self.size)
-        labels = np.where(fractions.max(axis=-1) >= self.tolerance, (fractions.argmax(axis=-1) + 1).astype(str), "?")
+        labels = np.where(
+            fractions.max(axis=-1) >= self.tolerance, (fractions.argmax(axis=-1) + 1).astype(str), "?"
+        )
         return tuple(tuple(str(t) for t in row) for row in labels)
 
     def state_from_grid(self, grid: Grid) -> SlidingState | None:

@@ -3,12 +3,16 @@ import random
 
 from conftest import make_request
 from lmms_eval_unify.model_adapters.baselines import UnifyOracle, UnifyRandom
+
 from lmms_eval_unify.puzzles import DOMAINS
 from lmms_eval_unify.puzzles.maze import generate_maze
 from lmms_eval_unify.puzzles.scoring import score_move_sequence
 from lmms_eval_unify.record import parse_output
 
-OPTIONS = {"protocol": "image_sequence_then_answer", "answer_space": "lmms_eval_unify.puzzles.instrument:MAZE"}
+OPTIONS = {
+    "protocol": "image_sequence_then_answer",
+    "answer_space": "lmms_eval_unify.puzzles.instrument:MAZE",
+}
 
 
 def _maze_request(doc_id=0):
@@ -36,9 +40,16 @@ def test_oracle_runs_the_protocol_and_scores_one(tmp_path):
 def test_random_is_seeded_per_sample(tmp_path):
     docs, requests = zip(*(_maze_request(i) for i in range(4)), strict=True)
     docs = dict(enumerate(docs))
-    first = [parse_output(o).text for o in _model(UnifyRandom, tmp_path / "a", docs).generate_until(list(requests))]
-    again = [parse_output(o).text for o in _model(UnifyRandom, tmp_path / "b", docs).generate_until(list(requests))]
-    other = [parse_output(o).text for o in _model(UnifyRandom, tmp_path / "c", docs, seed=1).generate_until(list(requests))]
+    first = [
+        parse_output(o).text for o in _model(UnifyRandom, tmp_path / "a", docs).generate_until(list(requests))
+    ]
+    again = [
+        parse_output(o).text for o in _model(UnifyRandom, tmp_path / "b", docs).generate_until(list(requests))
+    ]
+    other = [
+        parse_output(o).text
+        for o in _model(UnifyRandom, tmp_path / "c", docs, seed=1).generate_until(list(requests))
+    ]
     assert first == again and first != other
 
 
