@@ -1,0 +1,206 @@
+"""Per-sample MME-Unify scorers (understanding multiple choice, unify text+image QA, VCoT steps).
+
+Every scorer takes the document and the raw model output, never raises on bad output, and returns the keys of
+the scoring contract (docs/scoring.md) plus ``invalid_outputs`` (failure reason or "") and ``details``.
+``variant`` is ``corrected`` (default) or ``official`` (the released scripts, bugs included; see
+docs/fidelity/mme_unify.md).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from PIL import Image
+
+from lmms_eval_unify.answers import extract_choice, normalise_text, split_option
+from lmms_eval_unify.benchmarks.mme_unify import vcot
+from lmms_eval_unify.benchmarks.mme_unify.subtasks import SCORING_VARIANTS
+from lmms_eval_unify.metrics import clip_choice, clip_text_choice
+from lmms_eval_unify.model import to_pil_images
+from lmms_eval_unify.record import OutputFailure, load_media, parse_output
+
+METRICS_ENV = "LMMS_EVAL_UNIFY_MME_UNIFY_METRICS"
+"""JSON mapping family -> MetricConfig fields for the MME-Unify scorers, e.g.
+``{"clip_choice": {"backbone": "tiny", "weights": "random"}}`` (tests); unset = the papers' checkpoints."""
+
+
+def metric_config(family: str) -> dict | None:
+    """The configured metric fields of ``family`` (``clip_choice``, ``clip_score``, ...) or None (defaults)."""
+    raw = os.environ.get(METRICS_ENV)
+    return json.loads(raw).get(family) if raw else None
+
+
+def _check_variant(variant: str) -> None:
+    if variant not in SCORING_VARIANTS:
+        raise ValueError(f"MME-Unify scoring variant must be one of {SCORING_VARIANTS}, got {variant!r}")
+
+
+def option_labels(choices: Sequence[str]) -> list[str]:
+    """The labels embedded in the choice strings, in list order (unlabelled options get A, B, ... by position)."""
+    return [split_option(c)[0] or chr(ord("A") + i) for i, c in enumerate(choices)]
+
+
+def choose_option(text: str, choices: Sequence[str]) -> str | None:
+    """The option label a free-text answer commits to (letter, "Answer: X" or a unique option text)."""
+    return extract_choice(text, option_labels(choices), [split_option(c)[1] for c in choices])
+
+
+def _unsupported(keys: Sequence[str], reason: str) -> dict:
+    return {**{k: None for k in keys}, "invalid_outputs": "", "details": {"unsupported": reason}}
+
+
+def _invalid(values: dict, reason: str, **details: Any) -> dict:
+    return {**values, "invalid_outputs": reason, "details": {"failure": reason, **details}}
+
+
+def score_multiple_choice(doc: dict, raw_output: Any) -> dict:
+    """SIPU/MITIU/VPU: ``acc`` 1 when the committed option equals ``answer`` (denominator = all items)."""
+    parsed = parse_output(raw_output)
+    if parsed.unsupported:
+        return _unsupported(["acc"], parsed.record.unsupported)
+    if parsed.failure:
+        return _invalid({"acc": 0.0}, parsed.failure.reason)
+    chosen = choose_option(parsed.text, list(doc["choice"]))
+    details = {"chosen": chosen, "answer": doc["answer"], "category": doc.get("category"), "source": doc.get("source")}
+    if chosen is None:
+        return _invalid({"acc": 0.0}, "no_choice", **details)
+    return {"acc": float(chosen == str(doc["answer"]).strip()), "invalid_outputs": "", "details": details}
+
+
+# --- unify QA (IEE, CSQ, AL, SD) -----------------------------------------------------------------------------
+
+
+def image_choice_correct(image: Image.Image | OutputFailure, candidates: list[Image.Image], variant: str) -> bool:
+    """CLIP-choice (ViT-B/32) of the output image among the candidates, the reference first.
+
+    ``official``: an unreadable or missing output has similarity 0 to every candidate and the tie goes to the
+    reference (counted correct). ``corrected``: it is wrong.
+    """
+    if isinstance(image, OutputFailure):
+        return variant == "official"
+    return clip_choice(image, candidates, metric_config("clip_choice")).index == 0
+
+
+def iee_text_correct(explanation: str, choices: Sequence[str], answer: str, variant: str) -> tuple[bool, str]:
+    """IEE text half: CLIP text-text choice between the explanation and the option strings.
+
+    ``official`` turns the argmax position into a letter (``chr(65 + i)``) although the labels are shuffled
+    in the list; ``corrected`` takes the label of the chosen option.
+    """
+    index = clip_text_choice(explanation, list(choices), metric_config("clip_choice")).index
+    predicted = chr(ord("A") + index) if variant == "official" else option_labels(choices)[index]
+    return predicted == answer, predicted
+
+
+def score_unify_qa(subtask: str, doc: dict, raw_output: Any, variant: str = "corrected") -> dict:
+    """``text_correct`` and ``image_correct`` of one IEE/CSQ/AL/SD item (answer_and_image protocol)."""
+    _check_variant(variant)
+    keys = ("text_correct", "image_correct")
+    parsed = parse_output(raw_output)
+    if parsed.unsupported:
+        return _unsupported(keys, parsed.record.unsupported)
+    if parsed.failure:
+        return _invalid({k: 0.0 for k in keys}, parsed.failure.reason)
+    choices, answer = list(doc["choice"]), str(doc["answer"]).strip()
+    if subtask == "IEE":
+        explanation = re.sub(r"^\s*explanation\s*:\s*", "", normalise_text(parsed.text), flags=re.IGNORECASE)
+        text_ok, predicted = iee_text_correct(explanation, choices, answer, variant) if explanation else (False, None)
+    else:
+        predicted = choose_option(parsed.text, choices)
+        text_ok = predicted == answer
+    loaded = parsed.load_images(expected=1)
+    image = loaded if isinstance(loaded, OutputFailure) else loaded[0]
+    image_ok = image_choice_correct(image, to_pil_images(list(doc["candidates"])), variant)
+    values = {"text_correct": float(text_ok), "image_correct": float(image_ok)}
+    details = {"predicted": predicted, "answer": answer, "variant": variant}
+    if isinstance(image, OutputFailure):
+        return _invalid(values, image.reason, **details)
+    return {**values, "invalid_outputs": "", "details": details}
+
+
+# --- VCoT -----------------------------------------------------------------------------------------------------
+
+
+def parse_step(text: str) -> tuple[str | None, list[int] | None]:
+    """``Action: <Left|Right|Up|Down|Finish>`` and ``Location: [x, y]`` of one step's text (None when absent)."""
+    normal = normalise_text(text)
+    action = re.search(r"action\s*:?\s*\**\s*(left|right|up|down|finish)\b", normal, re.IGNORECASE)
+    if action is None:
+        action = re.search(r"\b(finish)\b", normal, re.IGNORECASE)
+    location = re.search(r"location\s*:?\s*\**\s*[\[\(]\s*(-?\d+)\s*,\s*(-?\d+)\s*[\]\)]", normal, re.IGNORECASE)
+    return (
+        action.group(1).capitalize() if action else None,
+        [int(location.group(1)), int(location.group(2))] if location else None,
+    )
+
+
+def raw_coordinates(doc: dict) -> list[list[int] | None]:
+    """The dataset's coordinates (1-indexed [row, col] before each action); malformed ones (e.g. ``[1.3]``) -> None."""
+    out: list[list[int] | None] = []
+    for item in doc["coordinates"]:
+        value = json.loads(item) if isinstance(item, str) else item
+        ok = isinstance(value, list) and len(value) == 2 and all(isinstance(v, int) for v in value)
+        out.append(list(value) if ok else None)
+    return out
+
+
+def prompt_coordinates(doc: dict) -> list[list[int] | None]:
+    """Corrected ground truth: 0-indexed [x=col, y=row] of the position AFTER each action (what the prompt asks).
+
+    Derived from the start (first coordinate) and the actions, so malformed dataset coordinates do not matter.
+    """
+    start = raw_coordinates(doc)[0]
+    if start is None:
+        return [None] * len(doc["actions"])
+    row, col = start[0] - 1, start[1] - 1
+    out = []
+    for action in doc["actions"]:
+        d_row, d_col = vcot.MOVES.get(action, (0, 0))  # "Finish" stays
+        row, col = row + d_row, col + d_col
+        out.append([col, row])
+    return out
+
+
+def score_vcot(doc: dict, raw_output: Any, variant: str = "corrected") -> dict:
+    """Step counts of one maze: ``n_steps`` and per-aspect ``*_steps_correct`` (visual_cot_steps protocol).
+
+    Model step i is compared with reference step i; extra model steps are ignored and missing ones are wrong
+    (early stop). Images: CLIP-choice among all reference state images of the maze must pick step i.
+    The final "Finish" step has no reference image: ``official`` counts its image as wrong (so acc+ is always
+    0, as in the paper); ``corrected`` expects no image there and counts it correct when the model drew none.
+    """
+    _check_variant(variant)
+    keys = ("n_steps", "action_steps_correct", "coordinate_steps_correct", "image_steps_correct")
+    parsed = parse_output(raw_output)
+    actions = list(doc["actions"])
+    n = len(actions)
+    if parsed.unsupported:
+        return _unsupported(keys, parsed.record.unsupported)
+    zero = {"n_steps": n, "action_steps_correct": 0, "coordinate_steps_correct": 0, "image_steps_correct": 0}
+    if parsed.failure:
+        return _invalid(zero, parsed.failure.reason)
+    truth_coords = raw_coordinates(doc) if variant == "official" else prompt_coordinates(doc)
+    references = to_pil_images(list(doc["step_images"]))
+    root, steps = parsed.record.root, parsed.record.steps
+    counts = {"action": 0, "coordinate": 0, "image": 0}
+    failures: list[str] = []
+    for i, step in enumerate(steps[:n]):
+        action, location = parse_step(step.text)
+        counts["action"] += action == actions[i]
+        counts["coordinate"] += location is not None and location == truth_coords[i]
+        if i >= len(references):  # the "Finish" step has no reference image
+            counts["image"] += variant == "corrected" and not step.image
+            continue
+        loaded = load_media(root, [step.image]) if step.image else OutputFailure("missing_image", "no image")
+        if isinstance(loaded, OutputFailure):
+            failures.append(f"step {i + 1}: {loaded.reason}")
+            counts["image"] += variant == "official" and i == 0  # all-zero similarities: argmax 0
+            continue
+        counts["image"] += clip_choice(loaded[0], references, metric_config("clip_choice")).index == i
+    values = {"n_steps": n, **{f"{k}_steps_correct": v for k, v in counts.items()}}
+    details = {"variant": variant, "model_steps": len(steps), "failures": failures}
+    return {**values, "invalid_outputs": failures[0].split(": ", 1)[1] if failures else "", "details": details}

@@ -1,0 +1,91 @@
+"""Answer spaces of the MME-Unify tasks for the baseline instruments (``unify_oracle``, ``unify_random``)."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from PIL import Image
+
+from lmms_eval_unify.answers import split_option
+from lmms_eval_unify.benchmarks.mme_unify import vcot
+from lmms_eval_unify.benchmarks.mme_unify.scoring import option_labels, prompt_coordinates
+from lmms_eval_unify.instruments import CandidateImageSpace, ChoiceSpace
+from lmms_eval_unify.model import to_pil_images
+from lmms_eval_unify.protocols import Phase
+
+
+def _labels(doc: dict) -> list[str]:
+    return option_labels(list(doc["choice"]))
+
+
+def _answer(doc: dict) -> str:
+    return str(doc["answer"]).strip()
+
+
+def _candidates(doc: dict) -> list[Image.Image]:
+    return to_pil_images(list(doc["candidates"]))
+
+
+def _option_texts(doc: dict) -> list[str]:
+    return [split_option(c)[1] for c in doc["choice"]]
+
+
+MULTIPLE_CHOICE = ChoiceSpace(_labels, _answer, "Answer: {}")
+"""SIPU, MITIU, VPU: the option letter."""
+
+LETTER_AND_IMAGE = CandidateImageSpace(_candidates, lambda doc: 0, ChoiceSpace(_labels, _answer, "Answer: {}"))
+"""CSQ, AL, SD: the option letter and an image among the reference and its negatives."""
+
+IEE = CandidateImageSpace(
+    _candidates, lambda doc: 0, ChoiceSpace(_option_texts, lambda doc: _option_texts(doc)[0], "Explanation: {}")
+)
+"""IEE: an explanation (an option's text; the correct one is listed first) and an edited image."""
+
+
+@dataclass(frozen=True)
+class LakePlan:
+    """One ``Action``/``Location`` text and one state image per step, then "Finish" at the last position."""
+
+    texts: tuple[str, ...]
+    images: tuple[Image.Image, ...]
+    finish: str
+
+    def text(self, phase: Phase) -> str:
+        return self.texts[phase.step - 1] if phase.step <= len(self.texts) else self.finish
+
+    def image(self, phase: Phase) -> Image.Image:
+        return self.images[phase.step - 1]
+
+
+def _step_text(move: str, cell: vcot.Cell) -> str:
+    return f"Action: {move}\nLocation: [{cell[1]}, {cell[0]}]"
+
+
+@dataclass(frozen=True)
+class LakeSpace:
+    """Oracle: the reference moves, positions (0-indexed [x, y] after each move) and state images.
+
+    Random: 1..8 uniformly random moves that stay on the board (the instrument knows the grid size and the
+    start cell, not the holes), each with its position and a uniformly chosen reference state image.
+    """
+
+    def plan(self, doc: dict, inputs: list[Image.Image], rng: random.Random, oracle: bool) -> LakePlan:
+        references = tuple(to_pil_images(list(doc["step_images"])))
+        moves = [a for a in doc["actions"] if a != "Finish"]
+        if oracle:
+            cells = [(y, x) for x, y in prompt_coordinates(doc)[: len(moves)]]
+            texts = tuple(_step_text(m, c) for m, c in zip(moves, cells))
+            return LakePlan(texts, references, _step_text("Finish", cells[-1]))
+        x, y = prompt_coordinates(doc)[0]
+        cell = (y - vcot.MOVES[moves[0]][0], x - vcot.MOVES[moves[0]][1])
+        board = vcot.Lake(int(doc["grid_size"]), frozenset(), cell, cell)
+        texts = []
+        for _ in range(rng.randint(1, 8)):
+            move = rng.choice([m for m in vcot.MOVES if board.free(vcot.step(cell, m))])
+            cell = vcot.step(cell, move)
+            texts.append(_step_text(move, cell))
+        return LakePlan(tuple(texts), tuple(rng.choice(references) for _ in texts), _step_text("Finish", cell))
+
+
+VCOT = LakeSpace()

@@ -1,0 +1,67 @@
+"""Hooks of the MME-Unify tasks: thin glue to lmms_eval_unify.benchmarks.mme_unify."""
+
+from lmms_eval_unify.benchmarks.mme_unify.prompts import understanding_prompt, unify_prompt, vcot_prompt
+from lmms_eval_unify.benchmarks.mme_unify.scoring import score_multiple_choice, score_unify_qa, score_vcot
+from lmms_eval_unify.model import to_pil_images
+
+
+def image_doc_to_visual(doc: dict) -> list:
+    return to_pil_images(list(doc["image"]))
+
+
+def video_doc_to_visual(doc: dict) -> list:
+    return [{"video": doc["video"]}]
+
+
+def inputs_doc_to_visual(doc: dict) -> list:
+    return to_pil_images(list(doc["inputs"]))
+
+
+def vcot_doc_to_visual(doc: dict) -> list:
+    return to_pil_images(doc["initial_image"])
+
+
+def understanding_doc_to_text(doc: dict) -> str:
+    return understanding_prompt(doc)
+
+
+def unify_doc_to_text(doc: dict, lmms_eval_specific_kwargs: dict | None = None) -> str:
+    return unify_prompt((lmms_eval_specific_kwargs or {})["subtask"], doc)
+
+
+def vcot_doc_to_text(doc: dict) -> str:
+    return vcot_prompt(doc)
+
+
+def mc_process_results(doc: dict, results: list[str]) -> dict:
+    return score_multiple_choice(doc, results[0])
+
+
+def iee_process_results(doc: dict, results: list[str]) -> dict:
+    return score_unify_qa("IEE", doc, results[0], "corrected")
+
+
+def iee_official_process_results(doc: dict, results: list[str]) -> dict:
+    return score_unify_qa("IEE", doc, results[0], "official")
+
+
+def letter_image_process_results(doc: dict, results: list[str]) -> dict:
+    return score_unify_qa("CSQ", doc, results[0], "corrected")
+
+
+def letter_image_official_process_results(doc: dict, results: list[str]) -> dict:
+    return score_unify_qa("CSQ", doc, results[0], "official")
+
+
+def vcot_process_results(doc: dict, results: list[str]) -> dict:
+    return score_vcot(doc, results[0], "corrected")
+
+
+def vcot_official_process_results(doc: dict, results: list[str]) -> dict:
+    return score_vcot(doc, results[0], "official")
+
+
+def doc_to_target(doc: dict) -> str:
+    if "actions" in doc:
+        return " ".join(doc["actions"])
+    return str(doc["answer"])
