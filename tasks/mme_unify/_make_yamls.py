@@ -22,7 +22,14 @@ VCOT_KWARGS = """  protocol: visual_cot_steps
 """
 # subtask: (visual hook, text hook, process hook, metrics, protocol block, scored on)
 TASKS = {
-    "sipu": ("image_doc_to_visual", "understanding_doc_to_text", "mc", ACC, "direct", "MME, MMBench, MME-RealWorld"),
+    "sipu": (
+        "image_doc_to_visual",
+        "understanding_doc_to_text",
+        "mc",
+        ACC,
+        "direct",
+        "MME, MMBench, MME-RealWorld",
+    ),
     "mitiu": ("image_doc_to_visual", "understanding_doc_to_text", "mc", ACC, "direct", "SEED-Bench-2"),
     "vpu": ("video_doc_to_visual", "understanding_doc_to_text", "mc", ACC, "direct", "Video-MME"),
     "iee": ("inputs_doc_to_visual", "unify_doc_to_text", "iee", QA, "answer_and_image", "IEE"),
@@ -66,7 +73,11 @@ def task_yaml(name: str, variant: str) -> str:
             f"  protocol: {protocol}\n  answer_space: lmms_eval_unify.benchmarks.mme_unify.spaces:{space}\n"
             f"  max_new_tokens: {tokens}\n  temperature: 0\n"
         )
-    specific = f"lmms_eval_specific_kwargs:\n  default:\n    subtask: {name.upper()}\n" if text == "unify_doc_to_text" else ""
+    specific = (
+        f"lmms_eval_specific_kwargs:\n  default:\n    subtask: {name.upper()}\n"
+        if text == "unify_doc_to_text"
+        else ""
+    )
     return (
         f"{HEADER}task: mme_unify_{name}{suffix}\ninclude: _default_template_yaml\ndataset_name: {name}\n"
         f"doc_to_visual: !function utils.{visual}\ndoc_to_text: !function utils.{text}\n"

@@ -60,7 +60,9 @@ def _png(image: Image.Image) -> dict:
     return {"bytes": buffer.getvalue(), "path": None}
 
 
-def _write(rows: list[dict], path: Path, images: tuple[str, ...] = (), image_lists: tuple[str, ...] = ()) -> Path:
+def _write(
+    rows: list[dict], path: Path, images: tuple[str, ...] = (), image_lists: tuple[str, ...] = ()
+) -> Path:
     features = {}
     for key, value in rows[0].items():
         if key in images:
@@ -84,7 +86,7 @@ def _write(rows: list[dict], path: Path, images: tuple[str, ...] = (), image_lis
 
 
 def labelled(texts: list[str], labels: str, style: str) -> list[str]:
-    return [style.format(label, text) for label, text in zip(labels, texts)]
+    return [style.format(label, text) for label, text in zip(labels, texts, strict=True)]
 
 
 def _photo_question(rng: random.Random, n_options: int) -> tuple[int, list[int]]:
@@ -131,7 +133,9 @@ def understanding_rows(subtask: str, n: int, rng: random.Random, media_dir: Path
             row, shown = _mc_row(i, rng, "Which object is shown in the image?")
             row["image"] = [photo(shown)]
         elif subtask == "MITIU":
-            row, shown = _mc_row(i, rng, "The first picture <img> is a distractor. Which object is shown in <img>?")
+            row, shown = _mc_row(
+                i, rng, "The first picture <img> is a distractor. Which object is shown in <img>?"
+            )
             distractor = next(k for k in range(len(PHOTO_NAMES)) if PHOTO_NAMES[k] not in str(row["choice"]))
             row["image"] = [photo(distractor), photo(shown)]
             row["data_type"], row["level"] = "Interleaved Image", "L1"
@@ -219,7 +223,8 @@ def al_rows(n: int, rng: random.Random) -> list[dict]:
                 "answer": LABELS[values.index(height)],
                 "inputs": [_triangle(2 * half, height, None)],
                 "candidates": [
-                    _triangle(2 * half, height, line) for line in (("A", "D"), ("B", "M"), ("M", "D"), ("C", "M"))
+                    _triangle(2 * half, height, line)
+                    for line in (("A", "D"), ("B", "M"), ("M", "D"), ("C", "M"))
                 ],
                 "subcategory": "Math_Reasoning",
             }
@@ -292,6 +297,11 @@ def generate(out_dir: str | Path, n: int, seed: int = 0) -> list[Path]:
         rows = build(n, rng)
         written.append(_write(rows, root / name / "test.parquet", image_lists=("inputs", "candidates")))
     written.append(
-        _write(vcot_rows(n, rng), root / "vcot" / "test.parquet", images=("initial_image",), image_lists=("step_images",))
+        _write(
+            vcot_rows(n, rng),
+            root / "vcot" / "test.parquet",
+            images=("initial_image",),
+            image_lists=("step_images",),
+        )
     )
     return written

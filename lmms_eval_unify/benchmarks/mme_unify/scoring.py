@@ -65,7 +65,12 @@ def score_multiple_choice(doc: dict, raw_output: Any) -> dict:
     if parsed.failure:
         return _invalid({"acc": 0.0}, parsed.failure.reason)
     chosen = choose_option(parsed.text, list(doc["choice"]))
-    details = {"chosen": chosen, "answer": doc["answer"], "category": doc.get("category"), "source": doc.get("source")}
+    details = {
+        "chosen": chosen,
+        "answer": doc["answer"],
+        "category": doc.get("category"),
+        "source": doc.get("source"),
+    }
     if chosen is None:
         return _invalid({"acc": 0.0}, "no_choice", **details)
     return {"acc": float(chosen == str(doc["answer"]).strip()), "invalid_outputs": "", "details": details}
@@ -74,7 +79,9 @@ def score_multiple_choice(doc: dict, raw_output: Any) -> dict:
 # --- unify QA (IEE, CSQ, AL, SD) -----------------------------------------------------------------------------
 
 
-def image_choice_correct(image: Image.Image | OutputFailure, candidates: list[Image.Image], variant: str) -> bool:
+def image_choice_correct(
+    image: Image.Image | OutputFailure, candidates: list[Image.Image], variant: str
+) -> bool:
     """CLIP-choice (ViT-B/32) of the output image among the candidates, the reference first.
 
     ``official``: an unreadable or missing output has similarity 0 to every candidate and the tie goes to the
@@ -108,7 +115,9 @@ def score_unify_qa(subtask: str, doc: dict, raw_output: Any, variant: str = "cor
     choices, answer = list(doc["choice"]), str(doc["answer"]).strip()
     if subtask == "IEE":
         explanation = re.sub(r"^\s*explanation\s*:\s*", "", normalise_text(parsed.text), flags=re.IGNORECASE)
-        text_ok, predicted = iee_text_correct(explanation, choices, answer, variant) if explanation else (False, None)
+        text_ok, predicted = (
+            iee_text_correct(explanation, choices, answer, variant) if explanation else (False, None)
+        )
     else:
         predicted = choose_option(parsed.text, choices)
         text_ok = predicted == answer
@@ -131,7 +140,9 @@ def parse_step(text: str) -> tuple[str | None, list[int] | None]:
     action = re.search(r"action\s*:?\s*\**\s*(left|right|up|down|finish)\b", normal, re.IGNORECASE)
     if action is None:
         action = re.search(r"\b(finish)\b", normal, re.IGNORECASE)
-    location = re.search(r"location\s*:?\s*\**\s*[\[\(]\s*(-?\d+)\s*,\s*(-?\d+)\s*[\]\)]", normal, re.IGNORECASE)
+    location = re.search(
+        r"location\s*:?\s*\**\s*[\[\(]\s*(-?\d+)\s*,\s*(-?\d+)\s*[\]\)]", normal, re.IGNORECASE
+    )
     return (
         action.group(1).capitalize() if action else None,
         [int(location.group(1)), int(location.group(2))] if location else None,
@@ -203,4 +214,8 @@ def score_vcot(doc: dict, raw_output: Any, variant: str = "corrected") -> dict:
         counts["image"] += clip_choice(loaded[0], references, metric_config("clip_choice")).index == i
     values = {"n_steps": n, **{f"{k}_steps_correct": v for k, v in counts.items()}}
     details = {"variant": variant, "model_steps": len(steps), "failures": failures}
-    return {**values, "invalid_outputs": failures[0].split(": ", 1)[1] if failures else "", "details": details}
+    return {
+        **values,
+        "invalid_outputs": failures[0].split(": ", 1)[1] if failures else "",
+        "details": details,
+    }

@@ -34,11 +34,15 @@ def _option_texts(doc: dict) -> list[str]:
 MULTIPLE_CHOICE = ChoiceSpace(_labels, _answer, "Answer: {}")
 """SIPU, MITIU, VPU: the option letter."""
 
-LETTER_AND_IMAGE = CandidateImageSpace(_candidates, lambda doc: 0, ChoiceSpace(_labels, _answer, "Answer: {}"))
+LETTER_AND_IMAGE = CandidateImageSpace(
+    _candidates, lambda doc: 0, ChoiceSpace(_labels, _answer, "Answer: {}")
+)
 """CSQ, AL, SD: the option letter and an image among the reference and its negatives."""
 
 IEE = CandidateImageSpace(
-    _candidates, lambda doc: 0, ChoiceSpace(_option_texts, lambda doc: _option_texts(doc)[0], "Explanation: {}")
+    _candidates,
+    lambda doc: 0,
+    ChoiceSpace(_option_texts, lambda doc: _option_texts(doc)[0], "Explanation: {}"),
 )
 """IEE: an explanation (an option's text; the correct one is listed first) and an edited image."""
 
@@ -75,7 +79,7 @@ class LakeSpace:
         moves = [a for a in doc["actions"] if a != "Finish"]
         if oracle:
             cells = [(y, x) for x, y in prompt_coordinates(doc)[: len(moves)]]
-            texts = tuple(_step_text(m, c) for m, c in zip(moves, cells))
+            texts = tuple(_step_text(m, c) for m, c in zip(moves, cells, strict=True))
             return LakePlan(texts, references, _step_text("Finish", cells[-1]))
         x, y = prompt_coordinates(doc)[0]
         cell = (y - vcot.MOVES[moves[0]][0], x - vcot.MOVES[moves[0]][1])
@@ -85,7 +89,9 @@ class LakeSpace:
             move = rng.choice([m for m in vcot.MOVES if board.free(vcot.step(cell, m))])
             cell = vcot.step(cell, move)
             texts.append(_step_text(move, cell))
-        return LakePlan(tuple(texts), tuple(rng.choice(references) for _ in texts), _step_text("Finish", cell))
+        return LakePlan(
+            tuple(texts), tuple(rng.choice(references) for _ in texts), _step_text("Finish", cell)
+        )
 
 
 VCOT = LakeSpace()
