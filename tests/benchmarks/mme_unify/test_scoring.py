@@ -1,0 +1,211 @@
+"""MME-Unify scorers: extraction, CLIP choices, VCoT step accounting and every official/corrected difference."""
+
+import json
+
+import pytest
+from PIL import Image
+
+from lmms_eval_unify.benchmarks.mme_unify import scoring, vcot
+from lmms_eval_unify.benchmarks.mme_unify.scoring import (
+    METRICS_ENV,
+    choose_option,
+    parse_step,
+    prompt_coordinates,
+    score_multiple_choice,
+    score_unify_qa,
+    score_vcot,
+)
+from lmms_eval_unify.record import Step, UnifiedOutput
+
+TINY_CLIP = json.dumps({"clip_choice": {"backbone": "tiny", "weights": "random"}})
+
+
+@pytest.fixture(autouse=True)
+def tiny_clip(monkeypatch):
+    monkeypatch.setenv(METRICS_ENV, TINY_CLIP)
+
+
+def _photo(seed: int) -> Image.Image:
+    from lmms_eval_unify.benchmarks.mme_unify.data import photo
+
+    return photo(seed % 6, 64)
+
+
+def _record(tmp_path, text="", images=(), steps=None, protocol="answer_and_image") -> str:
+    paths = []
+    for i, image in enumerate(images):
+        image.save(tmp_path / f"out_{i}.png")
+        paths.append(f"out_{i}.png")
+    return UnifiedOutput(protocol, text=text, images=paths, steps=steps or [], root=str(tmp_path)).to_json()
+
+
+@pytest.mark.parametrize(
+    "choices",
+    [
+        ["A. cat", "B. dog", "C. bird", "D. fish"],
+        ["A: cat", "B: dog", "C: bird", "D: fish"],
+        ["(A) cat", "(B) dog", "(C) bird", "(D) fish"],
+        ["（A）cat", "（B）dog", "（C）bird", "（D）fish"],
+    ],
+)
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("C", "C"),
+        ("Answer: C", "C"),
+        ("**Answer:** (C)", "C"),
+        ("I think the answer is bird.", "C"),
+        ("The image shows a bird, so the answer is C.", "C"),
+        ("It could be A or B or C.", None),
+        ("No idea", None),
+    ],
+)
+def test_choose_option_on_messy_strings(choices, text, expected):
+    assert choose_option(text, choices) == expected
+
+
+def test_multiple_choice_scores_and_reasons():
+    doc = {"choice": ["A. no", "B. yes"], "answer": "B", "category": "c", "source": "MME"}
+    assert score_multiple_choice(doc, "Answer: B")["acc"] == 1.0
+    assert score_multiple_choice(doc, "A")["acc"] == 0.0
+    unreadable = score_multiple_choice(doc, "hmm")
+    assert unreadable["acc"] == 0.0 and unreadable["invalid_outputs"] == "no_choice"
+    unsupported = UnifiedOutput("direct", unsupported="no understand").to_json()
+    assert score_multiple_choice(doc, unsupported)["acc"] is None
+
+
+def _qa_doc(answer="B"):
+    candidates = [_photo(i) for i in range(4)]
+    return {"choice": ["A: 1", "B: 2", "C: 3", "D: 4"], "answer": answer, "candidates": candidates}
+
+
+def test_clip_choice_picks_an_exact_copy_with_a_random_tiny_backbone(tmp_path):
+    doc = _qa_doc()
+    for k in range(4):
+        raw = _record(tmp_path, "Answer: B", [doc["candidates"][k]])
+        assert score_unify_qa("CSQ", doc, raw)["image_correct"] == float(k == 0)
+
+
+def test_missing_output_image_official_counts_correct_corrected_scores_zero(tmp_path):
+    doc = _qa_doc()
+    raw = UnifiedOutput(
+        "answer_and_image", text="Answer: B", images=["gone.png"], root=str(tmp_path)
+    ).to_json()
+    corrected = score_unify_qa("AL", doc, raw, "corrected")
+    official = score_unify_qa("AL", doc, raw, "official")
+    assert corrected["image_correct"] == 0.0 and corrected["invalid_outputs"] == "missing_image"
+    assert official["image_correct"] == 1.0 and corrected["text_correct"] == official["text_correct"] == 1.0
+
+
+def test_iee_official_scores_position_corrected_scores_label(tmp_path):
+    # The correct explanation is listed first, under the shuffled label "C" (as in the release).
+    doc = {
+        "choice": [
+            "C: the photo became black and white",
+            "A: the scene is mirrored",
+            "D: upside down",
+            "B: neg",
+        ],
+        "answer": "C",
+        "candidates": [_photo(i) for i in range(4)],
+    }
+    raw = _record(tmp_path, "Explanation: the photo became black and white", [doc["candidates"][0]])
+    assert score_unify_qa("IEE", doc, raw, "corrected")["text_correct"] == 1.0
+    assert score_unify_qa("IEE", doc, raw, "official")["text_correct"] == 0.0  # position 0 -> "A" != "C"
+    doc["answer"], doc["choice"][0] = "A", "A: the photo became black and white"
+    doc["choice"][1] = "C: the scene is mirrored"
+    assert score_unify_qa("IEE", doc, raw, "official")["text_correct"] == 1.0
+
+
+def _lake_doc():
+    lake = vcot.Lake(3, frozenset({(1, 1)}), (0, 0), (2, 2))
+    moves = vcot.shortest_path(lake)
+    record = vcot.official_record(lake, moves)
+    coords = [json.dumps(c) for c in record["coordinates"]]
+    return lake, moves, {**record, "coordinates": coords, "grid_size": 3}
+
+
+def test_vcot_ground_truth_conventions():
+    lake, moves, doc = _lake_doc()
+    assert moves == ["Down", "Down", "Right", "Right"]
+    assert json.loads(doc["coordinates"][0]) == [1, 1]  # 1-indexed [row, col] BEFORE the first move
+    assert prompt_coordinates(doc) == [[0, 1], [0, 2], [1, 2], [2, 2], [2, 2]]  # 0-indexed [x, y] AFTER
+
+
+def _steps(tmp_path, lake, texts, cells):
+    steps = []
+    for i, (text, cell) in enumerate(zip(texts, cells, strict=True)):
+        name = None
+        if cell is not None:
+            name = f"step_{i}.png"
+            vcot.render(lake, cell).save(tmp_path / name)
+        steps.append(Step(text=text, image=name))
+    return steps
+
+
+def _oracle_steps(tmp_path, lake, moves):
+    cells = vcot.positions(lake, moves)
+    texts = [f"Action: {m}\nLocation: [{c[1]}, {c[0]}]" for m, c in zip(moves, cells, strict=True)]
+    return _steps(
+        tmp_path,
+        lake,
+        [*texts, f"Action: Finish\nLocation: [{cells[-1][1]}, {cells[-1][0]}]"],
+        [*cells, None],
+    )
+
+
+def _vcot_raw(tmp_path, steps):
+    return UnifiedOutput(
+        "visual_cot_steps", steps=steps, images=[s.image for s in steps if s.image], root=str(tmp_path)
+    ).to_json()
+
+
+def test_vcot_perfect_corrected_vs_official(tmp_path):
+    lake, moves, doc = _lake_doc()
+    raw = _vcot_raw(tmp_path, _oracle_steps(tmp_path, lake, moves))
+    corrected = score_vcot(doc, raw, "corrected")
+    assert corrected["n_steps"] == 5
+    assert [corrected[f"{k}_steps_correct"] for k in ("action", "coordinate", "image")] == [5, 5, 5]
+    official = score_vcot(doc, raw, "official")
+    # official compares the raw 1-indexed [row, col]-before coordinates and has no image for "Finish"
+    assert official["action_steps_correct"] == 5
+    assert official["coordinate_steps_correct"] == 0
+    assert official["image_steps_correct"] == 4
+
+
+def test_vcot_early_stop_and_overrun(tmp_path):
+    lake, moves, doc = _lake_doc()
+    steps = _oracle_steps(tmp_path, lake, moves)
+    early = score_vcot(doc, _vcot_raw(tmp_path, steps[:2]), "corrected")
+    assert (early["n_steps"], early["action_steps_correct"], early["image_steps_correct"]) == (5, 2, 2)
+    extra = steps[:4] + _steps(tmp_path, lake, ["Action: Up\nLocation: [2, 1]"] * 3, [(1, 2)] * 3)
+    overrun = score_vcot(doc, _vcot_raw(tmp_path, extra), "corrected")
+    assert overrun["action_steps_correct"] == 4 and overrun["n_steps"] == 5  # extra steps never add
+
+
+def test_vcot_missing_step_image(tmp_path):
+    lake, moves, doc = _lake_doc()
+    steps = _oracle_steps(tmp_path, lake, moves)
+    steps[0] = Step(text=steps[0].text, image="gone.png")
+    corrected = score_vcot(doc, _vcot_raw(tmp_path, steps), "corrected")
+    official = score_vcot(doc, _vcot_raw(tmp_path, steps), "official")
+    assert corrected["image_steps_correct"] == 4 and corrected["invalid_outputs"] == "missing_image"
+    assert official["image_steps_correct"] == 4  # step-0 load error counts as correct, Finish never does
+
+
+def test_vcot_malformed_dataset_coordinates_do_not_break_corrected():
+    _, _, doc = _lake_doc()
+    doc["coordinates"][2] = "[1.3]"
+    assert scoring.raw_coordinates(doc)[2] is None
+    assert prompt_coordinates(doc)[2] == [1, 2]
+
+
+def test_parse_step():
+    assert parse_step("Action: **Down**\nLocation: [0, 1]\nImage:") == ("Down", [0, 1])
+    assert parse_step("action: finish") == ("Finish", None)
+    assert parse_step("I go somewhere") == (None, None)
+
+
+def test_unknown_variant_is_an_error():
+    with pytest.raises(ValueError):
+        score_unify_qa("CSQ", _qa_doc(), "Answer: B", "paper")
