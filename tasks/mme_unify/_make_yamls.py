@@ -37,10 +37,56 @@ TASKS = {
     "al": ("inputs_doc_to_visual", "unify_doc_to_text", "letter_image", QA, "answer_and_image", "AL"),
     "sd": ("inputs_doc_to_visual", "unify_doc_to_text", "letter_image", QA, "answer_and_image", "SD"),
     "vcot": ("vcot_doc_to_visual", "vcot_doc_to_text", "vcot", VCOT, "visual_cot_steps", "VCoT"),
+    "fir": ("generation_doc_to_visual", "generation_doc_to_text", "fir", ["lpips"], "image_only", "FIR"),
+    "tie": (
+        "generation_doc_to_visual",
+        "generation_doc_to_text",
+        "tie",
+        ["clip_i", "clip_t"],
+        "image_only",
+        "TIE",
+    ),
+    "tig": (
+        "generation_doc_to_visual",
+        "generation_doc_to_text",
+        "tig",
+        ["clip_i", "clip_t"],
+        "image_only",
+        "TIG",
+    ),
+    "civg": (
+        "generation_doc_to_visual",
+        "generation_doc_to_text",
+        "civg",
+        ["fvd", "fid", "clipsim"],
+        "video",
+        "CIVG",
+    ),
+    "tvg": (
+        "generation_doc_to_visual",
+        "generation_doc_to_text",
+        "tvg",
+        ["fvd", "fid", "clipsim"],
+        "video",
+        "TVG",
+    ),
+    "vp": ("generation_doc_to_visual", "generation_doc_to_text", "vp", ["fvd", "fid"], "video", "VP"),
 }
-SPACES = {"mc": "MULTIPLE_CHOICE", "iee": "IEE", "letter_image": "LETTER_AND_IMAGE"}
+SPACES = {
+    "mc": "MULTIPLE_CHOICE",
+    "iee": "IEE",
+    "letter_image": "LETTER_AND_IMAGE",
+    "fir": "FIR",
+    "tie": "TIE",
+    "tig": "TIG",
+    "civg": "VIDEO",
+    "tvg": "VIDEO",
+    "vp": "VIDEO",
+}
+LOWER_IS_BETTER = {"lpips", "fvd", "fid"}
 DOMAINS = {
     "understanding": ["sipu", "mitiu", "vpu"],
+    "generation": ["civg", "fir", "tie", "tig", "tvg", "vp"],
     "unify": ["iee", "csq", "al", "sd", "vcot"],
 }
 HAS_OFFICIAL = ("iee", "csq", "al", "sd", "vcot")
@@ -51,7 +97,7 @@ def metrics_block(metrics: list[str]) -> str:
     for metric in metrics:
         agg = "mean_supported"
         lines += [f"  - metric: {metric}", f"    aggregation: !function lmms_eval_unify.record.{agg}"]
-        lines.append("    higher_is_better: true")
+        lines.append(f"    higher_is_better: {'false' if metric in LOWER_IS_BETTER else 'true'}")
     lines += [
         "  - metric: invalid_outputs",
         "    aggregation: !function lmms_eval_unify.record.count_invalid",
@@ -68,14 +114,14 @@ def task_yaml(name: str, variant: str) -> str:
         kwargs = VCOT_KWARGS
     else:
         space = SPACES[process]
-        tokens = 256 if protocol == "answer_and_image" else 16
+        tokens = {"answer_and_image": 256, "direct": 16}.get(protocol, 0)
         kwargs = (
             f"  protocol: {protocol}\n  answer_space: lmms_eval_unify.benchmarks.mme_unify.spaces:{space}\n"
-            f"  max_new_tokens: {tokens}\n  temperature: 0\n"
+            + (f"  max_new_tokens: {tokens}\n  temperature: 0\n" if tokens else "")
         )
     specific = (
         f"lmms_eval_specific_kwargs:\n  default:\n    subtask: {name.upper()}\n"
-        if text == "unify_doc_to_text"
+        if text in ("unify_doc_to_text", "generation_doc_to_text")
         else ""
     )
     return (

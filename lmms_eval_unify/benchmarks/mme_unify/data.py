@@ -284,6 +284,36 @@ def vcot_rows(n: int, rng: random.Random) -> list[dict]:
     return rows
 
 
+def _clip_frames(image: Image.Image, n_frames: int = 24) -> list[Image.Image]:
+    """A short pan over ``image`` (the frames differ, so key-frame sampling has something to find)."""
+    return [image.rotate(3 * i) for i in range(n_frames)]
+
+
+def generation_rows(subtask: str, n: int, rng: random.Random, media_dir: Path) -> list[dict]:
+    rows = []
+    instructions = list(EDITS)
+    for i in range(n):
+        shown = rng.randrange(len(PHOTO_NAMES))
+        source = photo(shown)
+        caption = f"a photo of a {PHOTO_NAMES[shown]}"
+        row = {"id": i + 1, "category": subtask, "source": "generated", "Text_Prompt": caption}
+        if subtask == "FIR":
+            row.update(Text_Prompt=" ", image=source)
+        elif subtask == "TIE":
+            instruction = rng.choice(instructions)
+            row.update(Text_Prompt=instruction, image=source, edited_image=EDITS[instruction](source))
+        elif subtask == "TIG":
+            row["image"] = source
+        else:
+            video = write_video(media_dir / f"{subtask.lower()}_{i:04d}.mp4", _clip_frames(source))
+            if subtask != "TVG":
+                row["image"] = source
+            # the release has TVG items without a reference video (data: {}): one per generated set
+            row["video"] = "" if subtask == "TVG" and i == n - 1 else str(video)
+        rows.append(row)
+    return rows
+
+
 def generate(out_dir: str | Path, n: int, seed: int = 0) -> list[Path]:
     """``n`` items of every generated subtask (see the module docstring)."""
     root = Path(out_dir) / "mme_unify"
@@ -293,6 +323,10 @@ def generate(out_dir: str | Path, n: int, seed: int = 0) -> list[Path]:
         rows = understanding_rows(subtask, n, rng, root / subtask.lower() / "media")
         lists = ("image",) if subtask != "VPU" else ()
         written.append(_write(rows, root / subtask.lower() / "test.parquet", image_lists=lists))
+    for subtask in ("FIR", "TIE", "TIG", "CIVG", "TVG", "VP"):
+        rows = generation_rows(subtask, n, rng, root / subtask.lower() / "media")
+        images = tuple(k for k in ("image", "edited_image") if k in rows[0])
+        written.append(_write(rows, root / subtask.lower() / "test.parquet", images=images))
     for name, build in (("iee", iee_rows), ("csq", csq_rows), ("al", al_rows), ("sd", sd_rows)):
         rows = build(n, rng)
         written.append(_write(rows, root / name / "test.parquet", image_lists=("inputs", "candidates")))

@@ -102,3 +102,18 @@ def vcot_prompt(doc: dict) -> str:
     """Figure 24 with the item's true grid size substituted."""
     n = int(doc["grid_size"])
     return VCOT.format(n=n, last=n - 1)
+
+
+# Generation prompts are ours: the paper and the release give none (the items carry ``Text_Prompt`` only).
+GENERATION = {
+    "FIR": "Reconstruct the given image exactly, preserving every fine-grained detail.",
+    "TIE": "Edit the given image according to this instruction: {prompt}",
+    "TIG": "Generate an image of: {prompt}",
+    "CIVG": "Generate a short video that starts from the given image and shows: {prompt}",
+    "TVG": "Generate a short video of: {prompt}",
+    "VP": "The given image is the first frame of a video. Generate the video that follows it. {prompt}",
+}
+
+
+def generation_prompt(subtask: str, doc: dict) -> str:
+    return GENERATION[subtask].format(prompt=str(doc.get("Text_Prompt", "")).strip()).strip()

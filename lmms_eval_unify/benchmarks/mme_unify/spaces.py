@@ -13,6 +13,7 @@ from lmms_eval_unify.benchmarks.mme_unify.scoring import option_labels, prompt_c
 from lmms_eval_unify.instruments import CandidateImageSpace, ChoiceSpace
 from lmms_eval_unify.model import to_pil_images
 from lmms_eval_unify.protocols import Phase
+from lmms_eval_unify.visuals import read_video_frames
 
 
 def _labels(doc: dict) -> list[str]:
@@ -95,3 +96,45 @@ class LakeSpace:
 
 
 VCOT = LakeSpace()
+
+
+def _noise(rng: random.Random, size: tuple[int, int] = (64, 64)) -> Image.Image:
+    return Image.frombytes("RGB", size, rng.randbytes(size[0] * size[1] * 3))
+
+
+@dataclass(frozen=True)
+class ReferencePlan:
+    """Draws one image or states one video: the given frames in every phase."""
+
+    frames: tuple[Image.Image, ...]
+
+    def text(self, phase: Phase) -> str:
+        return ""
+
+    def image(self, phase: Phase) -> Image.Image:
+        return self.frames[0]
+
+    def video(self, phase: Phase) -> list[Image.Image]:
+        return list(self.frames)
+
+
+@dataclass(frozen=True)
+class ReferenceSpace:
+    """Oracle: the reference image (``field``) or the reference video's 16 uniform frames. Random: noise."""
+
+    field: str
+    is_video: bool = False
+
+    def plan(self, doc: dict, inputs: list[Image.Image], rng: random.Random, oracle: bool) -> ReferencePlan:
+        count = 16 if self.is_video else 1
+        if not oracle:
+            return ReferencePlan(tuple(_noise(rng) for _ in range(count)))
+        if self.is_video:
+            return ReferencePlan(tuple(read_video_frames(doc[self.field], count)) if doc[self.field] else ())
+        return ReferencePlan(tuple(to_pil_images(doc[self.field])))
+
+
+FIR = ReferenceSpace("image")
+TIE = ReferenceSpace("edited_image")
+TIG = ReferenceSpace("image")
+VIDEO = ReferenceSpace("video", is_video=True)

@@ -1,0 +1,119 @@
+"""MME-Unify generation scorers (FIR, TIE, TIG, CIVG, TVG, VP), per sample, through lmms_eval_unify.metrics.
+
+Keys follow docs/scoring.md: FIR ``lpips``; TIE/TIG ``clip_i`` (cosine) and ``clip_t`` (CLIP logit); CIVG/TVG
+``fvd``, ``fid``, ``clipsim``; VP ``fvd``, ``fid``. The metric variant (``official`` = the released scripts,
+``standard`` = textbook LPIPS) comes from the shared metric configuration (``LMMS_EVAL_UNIFY_METRIC_VARIANT``,
+default ``official``) and is written into each sample's ``details``. FID/FVD are per-sample distances, which
+only the ``official`` definition has; the set-level ``standard`` FID/FVD is not computed per sample.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from PIL import Image
+
+from lmms_eval_unify.benchmarks.mme_unify.scoring import metric_config
+from lmms_eval_unify.metrics import clip_image_similarity, clip_t, clipsim, fid, fvd, lpips_distance
+from lmms_eval_unify.metrics.config import resolve_config
+from lmms_eval_unify.model import to_pil_images
+from lmms_eval_unify.record import OutputFailure, load_media, parse_output
+from lmms_eval_unify.visuals import read_video_frames
+
+KEYS = {
+    "FIR": ("lpips",),
+    "TIE": ("clip_i", "clip_t"),
+    "TIG": ("clip_i", "clip_t"),
+    "CIVG": ("fvd", "fid", "clipsim"),
+    "TVG": ("fvd", "fid", "clipsim"),
+    "VP": ("fvd", "fid"),
+}
+KEYFRAMES = 16
+SCENE_CHANGE = 20.0
+CLIPSIM_MAX_WORDS = 70
+
+
+def keyframes(
+    frames: list[Image.Image], count: int = KEYFRAMES, threshold: float = SCENE_CHANGE
+) -> list[Image.Image]:
+    """The official key-frame rule: frames whose grey-level mean absolute change exceeds ``threshold``; fewer
+    than ``count`` -> ``count`` uniform frames (linspace); more -> evenly subsampled to ``count``."""
+    grey = [np.asarray(f.convert("L"), dtype=np.float32) for f in frames]
+    keys = [0] + [i for i in range(1, len(grey)) if np.abs(grey[i] - grey[i - 1]).mean() > threshold]
+    if len(keys) < count:
+        keys = np.linspace(0, len(frames) - 1, count).astype(int).tolist()
+    elif len(keys) > count:
+        keys = [keys[i] for i in np.linspace(0, len(keys) - 1, count).astype(int)]
+    return [frames[i] for i in keys]
+
+
+def _variant(family: str) -> str:
+    return resolve_config(family, metric_config(family)).variant
+
+
+def _result(subtask: str, values: dict, details: dict) -> dict:
+    return {**values, "invalid_outputs": "", "details": details}
+
+
+def _skip(subtask: str, reason: str, invalid: bool) -> dict:
+    """No score (the sample is left out of the means); ``invalid`` marks the model's fault."""
+    values = {k: None for k in KEYS[subtask]}
+    return {**values, "invalid_outputs": reason if invalid else "", "details": {"skipped": reason}}
+
+
+def score_generation(subtask: str, doc: dict, raw_output: Any) -> dict:
+    """Per-sample raw metrics of one generation item; missing/corrupt output is skipped and counted invalid."""
+    parsed = parse_output(raw_output)
+    if parsed.unsupported:
+        return {**{k: None for k in KEYS[subtask]}, "invalid_outputs": "", "details": {"unsupported": True}}
+    if subtask == "TVG" and not doc.get("video"):
+        return _skip(subtask, "no_reference_video", invalid=False)
+    if parsed.failure:
+        return _skip(subtask, parsed.failure.reason, invalid=True)
+    if subtask in ("FIR", "TIE", "TIG"):
+        loaded = parsed.load_images(expected=1)
+        if isinstance(loaded, OutputFailure):
+            return _skip(subtask, loaded.reason, invalid=True)
+        return _score_image(subtask, doc, loaded[0])
+    frames = (
+        load_media(parsed.record.root, parsed.record.video_frames) if parsed.record.video_frames else None
+    )
+    if frames is None or isinstance(frames, OutputFailure):
+        return _skip(subtask, frames.reason if frames else "no_video_frames", invalid=True)
+    return _score_video(subtask, doc, keyframes(frames))
+
+
+def _score_image(subtask: str, doc: dict, image: Image.Image) -> dict:
+    if subtask == "FIR":
+        reference = to_pil_images(doc["image"])[0]
+        variant = _variant("lpips")
+        value = float(lpips_distance([image], [reference], variant=variant, config=metric_config("lpips"))[0])
+        return _result(subtask, {"lpips": value}, {"variant": variant})
+    reference = to_pil_images(doc["edited_image"] if subtask == "TIE" else doc["image"])[0]
+    config = metric_config("clip_score")
+    clip_i = float(clip_image_similarity([image], [reference], config)[0])
+    clip_t_value = float(clip_t([image], [doc["Text_Prompt"]], scale="logit", config=config)[0])
+    return _result(subtask, {"clip_i": clip_i, "clip_t": clip_t_value}, {})
+
+
+def _score_video(subtask: str, doc: dict, frames: list[Image.Image]) -> dict:
+    """Official per-sample "FVD" vs the reference video and "FID" of every frame vs the conditioning image
+    (TVG has none: its FID compares each frame with the reference video's frame at the same position; ours)."""
+    reference = read_video_frames(doc["video"], len(frames))
+    condition = to_pil_images(doc["image"])[0] if subtask != "TVG" else None
+    fid_real = [condition] * len(frames) if condition is not None else reference
+    values = {
+        "fvd": float(
+            fvd([reference], [frames], variant="official", config=metric_config("fvd")).per_sample[0]
+        ),
+        "fid": float(
+            fid(fid_real, frames, variant="official", config=metric_config("fid")).per_sample.mean()
+        ),
+    }
+    if subtask != "VP":
+        config = metric_config("clip_score")
+        values["clipsim"] = float(
+            clipsim([frames], [doc["Text_Prompt"]], max_words=CLIPSIM_MAX_WORDS, config=config)[0]
+        )
+    return _result(subtask, values, {"variant": "official", "frames": len(frames)})
