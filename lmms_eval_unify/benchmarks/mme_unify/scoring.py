@@ -93,13 +93,16 @@ def image_choice_correct(
 
 
 def iee_text_correct(explanation: str, choices: Sequence[str], answer: str, variant: str) -> tuple[bool, str]:
-    """IEE text half: CLIP text-text choice between the explanation and the option strings.
+    """IEE text half: CLIP text-text choice (ViT-B/32) between the explanation and the options.
 
-    ``official`` turns the argmax position into a letter (``chr(65 + i)``) although the labels are shuffled
-    in the list; ``corrected`` takes the label of the chosen option.
+    ``official`` compares with the whole choice strings (label prefix included) and turns the argmax position
+    into a letter (``chr(65 + i)``) although the labels are shuffled in the list; ``corrected`` compares with
+    the option texts and takes the label of the chosen option.
     """
-    index = clip_text_choice(explanation, list(choices), metric_config("clip_choice")).index
-    predicted = chr(ord("A") + index) if variant == "official" else option_labels(choices)[index]
+    official = variant == "official"
+    options = list(choices) if official else [split_option(c)[1] for c in choices]
+    index = clip_text_choice(explanation, options, metric_config("clip_choice")).index
+    predicted = chr(ord("A") + index) if official else option_labels(choices)[index]
     return predicted == answer, predicted
 
 
