@@ -339,3 +339,10 @@ def generate(out_dir: str | Path, n: int, seed: int = 0) -> list[Path]:
         )
     )
     return written
+
+
+def prepare_main(argv: list[str]) -> int:
+    """``lmms-eval-unify data prepare mme_unify ...`` (see ``lmms_eval_unify.benchmarks.mme_unify.prepare``)."""
+    from lmms_eval_unify.benchmarks.mme_unify.prepare import prepare_main as main
+
+    return main(argv)
