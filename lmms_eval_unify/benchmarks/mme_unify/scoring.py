@@ -76,6 +76,15 @@ def score_multiple_choice(doc: dict, raw_output: Any) -> dict:
     return {"acc": float(chosen == str(doc["answer"]).strip()), "invalid_outputs": "", "details": details}
 
 
+def accuracy_by(samples: Sequence[dict], key: str) -> dict[str, float]:
+    """Understanding accuracy (0-100) per ``details[key]`` (``category`` or ``source``) from the logged
+    samples of one task; a missing ``acc`` counts as wrong (denominator = all items)."""
+    groups: dict[str, list[float]] = {}
+    for sample in samples:
+        groups.setdefault(str(sample["details"].get(key)), []).append(float(sample.get("acc") or 0.0))
+    return {group: 100.0 * sum(values) / len(values) for group, values in sorted(groups.items())}
+
+
 # --- unify QA (IEE, CSQ, AL, SD) -----------------------------------------------------------------------------
 
 

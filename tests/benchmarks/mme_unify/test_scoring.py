@@ -74,6 +74,17 @@ def test_multiple_choice_scores_and_reasons():
     assert score_multiple_choice(doc, unsupported)["acc"] is None
 
 
+def test_accuracy_by_category_and_source():
+    docs = [
+        {"choice": ["A. no", "B. yes"], "answer": "B", "category": "count", "source": "MME"},
+        {"choice": ["A. no", "B. yes"], "answer": "A", "category": "count", "source": "MMBench"},
+        {"choice": ["A. no", "B. yes"], "answer": "A", "category": "color", "source": "MME"},
+    ]
+    samples = [score_multiple_choice(d, t) for d, t in zip(docs, ["B", "B", "garbage"], strict=True)]
+    assert scoring.accuracy_by(samples, "category") == {"color": 0.0, "count": 50.0}
+    assert scoring.accuracy_by(samples, "source") == {"MMBench": 0.0, "MME": 50.0}
+
+
 def _qa_doc(answer="B"):
     candidates = [_photo(i) for i in range(4)]
     return {"choice": ["A: 1", "B: 2", "C: 3", "D: 4"], "answer": answer, "candidates": candidates}
