@@ -44,19 +44,19 @@ def mc_process_results(doc: dict, results: list[str]) -> dict:
 
 
 def iee_process_results(doc: dict, results: list[str]) -> dict:
-    return score_unify_qa("IEE", doc, results[0], "corrected")
+    return score_unify_qa(doc, results[0], "corrected", explanation=True)
 
 
 def iee_official_process_results(doc: dict, results: list[str]) -> dict:
-    return score_unify_qa("IEE", doc, results[0], "official")
+    return score_unify_qa(doc, results[0], "official", explanation=True)
 
 
 def letter_image_process_results(doc: dict, results: list[str]) -> dict:
-    return score_unify_qa("CSQ", doc, results[0], "corrected")
+    return score_unify_qa(doc, results[0], "corrected")
 
 
 def letter_image_official_process_results(doc: dict, results: list[str]) -> dict:
-    return score_unify_qa("CSQ", doc, results[0], "official")
+    return score_unify_qa(doc, results[0], "official")
 
 
 def vcot_process_results(doc: dict, results: list[str]) -> dict:

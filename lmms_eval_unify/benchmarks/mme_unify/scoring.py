@@ -115,8 +115,11 @@ def iee_text_correct(explanation: str, choices: Sequence[str], answer: str, vari
     return predicted == answer, predicted
 
 
-def score_unify_qa(subtask: str, doc: dict, raw_output: Any, variant: str = "corrected") -> dict:
-    """``text_correct`` and ``image_correct`` of one IEE/CSQ/AL/SD item (answer_and_image protocol)."""
+def score_unify_qa(doc: dict, raw_output: Any, variant: str = "corrected", explanation: bool = False) -> dict:
+    """``text_correct`` and ``image_correct`` of one IEE/CSQ/AL/SD item (answer_and_image protocol).
+
+    The text half is an option letter (CSQ, AL, SD) or, with ``explanation`` (IEE), a free explanation.
+    """
     _check_variant(variant)
     keys = ("text_correct", "image_correct")
     parsed = parse_output(raw_output)
@@ -125,11 +128,9 @@ def score_unify_qa(subtask: str, doc: dict, raw_output: Any, variant: str = "cor
     if parsed.failure:
         return _invalid({k: 0.0 for k in keys}, parsed.failure.reason)
     choices, answer = list(doc["choice"]), str(doc["answer"]).strip()
-    if subtask == "IEE":
-        explanation = re.sub(r"^\s*explanation\s*:\s*", "", normalise_text(parsed.text), flags=re.IGNORECASE)
-        text_ok, predicted = (
-            iee_text_correct(explanation, choices, answer, variant) if explanation else (False, None)
-        )
+    if explanation:
+        text = re.sub(r"^\s*explanation\s*:\s*", "", normalise_text(parsed.text), flags=re.IGNORECASE)
+        text_ok, predicted = iee_text_correct(text, choices, answer, variant) if text else (False, None)
     else:
         predicted = choose_option(parsed.text, choices)
         text_ok = predicted == answer

@@ -94,7 +94,7 @@ def test_clip_choice_picks_an_exact_copy_with_a_random_tiny_backbone(tmp_path):
     doc = _qa_doc()
     for k in range(4):
         raw = _record(tmp_path, "Answer: B", [doc["candidates"][k]])
-        assert score_unify_qa("CSQ", doc, raw)["image_correct"] == float(k == 0)
+        assert score_unify_qa(doc, raw)["image_correct"] == float(k == 0)
 
 
 def test_missing_output_image_official_counts_correct_corrected_scores_zero(tmp_path):
@@ -102,8 +102,8 @@ def test_missing_output_image_official_counts_correct_corrected_scores_zero(tmp_
     raw = UnifiedOutput(
         "answer_and_image", text="Answer: B", images=["gone.png"], root=str(tmp_path)
     ).to_json()
-    corrected = score_unify_qa("AL", doc, raw, "corrected")
-    official = score_unify_qa("AL", doc, raw, "official")
+    corrected = score_unify_qa(doc, raw, "corrected")
+    official = score_unify_qa(doc, raw, "official")
     assert corrected["image_correct"] == 0.0 and corrected["invalid_outputs"] == "missing_image"
     assert official["image_correct"] == 1.0 and corrected["text_correct"] == official["text_correct"] == 1.0
 
@@ -121,11 +121,13 @@ def test_iee_official_scores_position_corrected_scores_label(tmp_path):
         "candidates": [_photo(i) for i in range(4)],
     }
     raw = _record(tmp_path, "Explanation: the photo became black and white", [doc["candidates"][0]])
-    assert score_unify_qa("IEE", doc, raw, "corrected")["text_correct"] == 1.0
-    assert score_unify_qa("IEE", doc, raw, "official")["text_correct"] == 0.0  # position 0 -> "A" != "C"
+    assert score_unify_qa(doc, raw, "corrected", explanation=True)["text_correct"] == 1.0
+    assert (
+        score_unify_qa(doc, raw, "official", explanation=True)["text_correct"] == 0.0
+    )  # position 0 -> "A" != "C"
     doc["answer"], doc["choice"][0] = "A", "A: the photo became black and white"
     doc["choice"][1] = "C: the scene is mirrored"
-    assert score_unify_qa("IEE", doc, raw, "official")["text_correct"] == 1.0
+    assert score_unify_qa(doc, raw, "official", explanation=True)["text_correct"] == 1.0
 
 
 def _lake_doc():
@@ -219,4 +221,4 @@ def test_parse_step():
 
 def test_unknown_variant_is_an_error():
     with pytest.raises(ValueError):
-        score_unify_qa("CSQ", _qa_doc(), "Answer: B", "paper")
+        score_unify_qa(_qa_doc(), "Answer: B", "paper")

@@ -91,9 +91,8 @@ def test_random_unify_qa_is_at_chance(data, tmp_path):
         for doc in data(subtask):
             for _ in range(20):
                 plan = space.plan(doc, [], rng, oracle=False)
-                result = score_unify_qa(
-                    subtask.upper(), doc, _qa_record(plan, tmp_path, f"r{draws}").to_json()
-                )
+                raw = _qa_record(plan, tmp_path, f"r{draws}").to_json()
+                result = score_unify_qa(doc, raw, explanation=subtask == "iee")
                 hits.append((result["text_correct"], result["image_correct"]))
                 draws += 1
     text = sum(h[0] for h in hits) / draws
