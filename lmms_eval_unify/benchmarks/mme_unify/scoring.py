@@ -219,6 +219,8 @@ def score_vcot(doc: dict, raw_output: Any, variant: str = "corrected") -> dict:
         if i >= len(references):  # the "Finish" step has no reference image
             counts["image"] += variant == "corrected" and not step.image
             continue
+        if not step.image and action == "Finish":  # stopped early: wrong, not an invalid output
+            continue
         loaded = load_media(root, [step.image]) if step.image else OutputFailure("missing_image", "no image")
         if isinstance(loaded, OutputFailure):
             failures.append(f"step {i + 1}: {loaded.reason}")

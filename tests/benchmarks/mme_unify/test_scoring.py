@@ -191,6 +191,10 @@ def test_vcot_early_stop_and_overrun(tmp_path):
     steps = _oracle_steps(tmp_path, lake, moves)
     early = score_vcot(doc, _vcot_raw(tmp_path, steps[:2]), "corrected")
     assert (early["n_steps"], early["action_steps_correct"], early["image_steps_correct"]) == (5, 2, 2)
+    finish_early = [*steps[:2], Step(text="Action: Finish\nLocation: [0, 2]")]
+    stopped = score_vcot(doc, _vcot_raw(tmp_path, finish_early), "corrected")
+    assert (stopped["action_steps_correct"], stopped["image_steps_correct"]) == (2, 2)
+    assert stopped["invalid_outputs"] == ""
     extra = steps[:4] + _steps(tmp_path, lake, ["Action: Up\nLocation: [2, 1]"] * 3, [(1, 2)] * 3)
     overrun = score_vcot(doc, _vcot_raw(tmp_path, extra), "corrected")
     assert overrun["action_steps_correct"] == 4 and overrun["n_steps"] == 5  # extra steps never add
