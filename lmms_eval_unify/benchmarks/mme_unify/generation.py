@@ -117,3 +117,33 @@ def _score_video(subtask: str, doc: dict, frames: list[Image.Image]) -> dict:
             clipsim([frames], [doc["Text_Prompt"]], max_words=CLIPSIM_MAX_WORDS, config=config)[0]
         )
     return _result(subtask, values, {"variant": "official", "frames": len(frames)})
+
+
+def standard_video_distances(
+    subtask: str, docs: list[dict], raw_outputs: list[Any]
+) -> dict[str, float | int]:
+    """Textbook (``standard``) set-level FID and FVD of one video subtask, computed after a run from the
+    documents and the logged outputs (the per-sample records hold only the official distances).
+
+    FID compares the set of generated key frames with the set of reference frames (the conditioning images
+    for CIVG/VP, the reference videos' frames for TVG); FVD compares the generated with the reference
+    videos. Items without a reference or with unusable output are left out and counted.
+    """
+    real_images, fake_images, real_videos, fake_videos, left_out = [], [], [], [], 0
+    for doc, raw in zip(docs, raw_outputs, strict=True):
+        parsed = parse_output(raw)
+        frames = (
+            load_media(parsed.record.root, parsed.record.video_frames) if parsed.record.video_frames else None
+        )
+        if not doc.get("video") or parsed.failure or frames is None or isinstance(frames, OutputFailure):
+            left_out += 1
+            continue
+        frames = keyframes(frames)
+        reference = read_video_frames(doc["video"], len(frames))
+        real_images.extend(reference if subtask == "TVG" else to_pil_images(doc["image"]))
+        fake_images.extend(frames)
+        real_videos.append(reference)
+        fake_videos.append(frames)
+    fid_value = fid(real_images, fake_images, variant="standard", config=metric_config("fid")).value
+    fvd_value = fvd(real_videos, fake_videos, variant="standard", config=metric_config("fvd")).value
+    return {"fid": float(fid_value), "fvd": float(fvd_value), "left_out": left_out}
