@@ -56,31 +56,41 @@ def _result(subtask: str, values: dict, details: dict) -> dict:
     return {**values, "invalid_outputs": "", "details": details}
 
 
-def _skip(subtask: str, reason: str, invalid: bool) -> dict:
-    """No score (the sample is left out of the means); ``invalid`` marks the model's fault."""
+WORST = {"lpips": 1.0, "clip_i": 0.0, "clip_t": 0.0, "clipsim": 0.0, "fid": 1000.0, "fvd": 1000.0}
+"""Raw values that score 0 after Appendix H's normalisation (1 - LPIPS; 100(1 - (x - 1)/999) for FID/FVD)."""
+
+
+def _skip(subtask: str, reason: str) -> dict:
+    """A reference problem, not the model's: no score (the sample is left out of the means)."""
     values = {k: None for k in KEYS[subtask]}
-    return {**values, "invalid_outputs": reason if invalid else "", "details": {"skipped": reason}}
+    return {**values, "invalid_outputs": "", "details": {"skipped": reason}}
+
+
+def _invalid(subtask: str, reason: str) -> dict:
+    """Unusable model output: the worst value of every metric (it scores 0), with the reason recorded."""
+    values = {k: WORST[k] for k in KEYS[subtask]}
+    return {**values, "invalid_outputs": reason, "details": {"invalid": reason}}
 
 
 def score_generation(subtask: str, doc: dict, raw_output: Any) -> dict:
-    """Per-sample raw metrics of one generation item; missing/corrupt output is skipped and counted invalid."""
+    """Per-sample raw metrics of one generation item; missing/corrupt output scores 0 and is counted invalid."""
     parsed = parse_output(raw_output)
     if parsed.unsupported:
         return {**{k: None for k in KEYS[subtask]}, "invalid_outputs": "", "details": {"unsupported": True}}
     if subtask == "TVG" and not doc.get("video"):
-        return _skip(subtask, "no_reference_video", invalid=False)
+        return _skip(subtask, "no_reference_video")
     if parsed.failure:
-        return _skip(subtask, parsed.failure.reason, invalid=True)
+        return _invalid(subtask, parsed.failure.reason)
     if subtask in ("FIR", "TIE", "TIG"):
         loaded = parsed.load_images(expected=1)
         if isinstance(loaded, OutputFailure):
-            return _skip(subtask, loaded.reason, invalid=True)
+            return _invalid(subtask, loaded.reason)
         return _score_image(subtask, doc, loaded[0])
     frames = (
         load_media(parsed.record.root, parsed.record.video_frames) if parsed.record.video_frames else None
     )
     if frames is None or isinstance(frames, OutputFailure):
-        return _skip(subtask, frames.reason if frames else "no_video_frames", invalid=True)
+        return _invalid(subtask, frames.reason if frames else "no_video_frames")
     return _score_video(subtask, doc, keyframes(frames))
 
 

@@ -4,6 +4,7 @@ import numpy as np
 from PIL import Image
 
 from lmms_eval_unify.benchmarks.mme_unify.generation import keyframes, score_generation
+from lmms_eval_unify.metrics import normalise_distance_score
 from lmms_eval_unify.record import UnifiedOutput
 
 
@@ -26,17 +27,18 @@ def test_keyframes_subsampled_when_many_scene_changes():
     assert len(chosen) == 16 and _levels(chosen)[0] == 0
 
 
-def test_missing_generated_image_is_invalid_and_skipped(tmp_path):
+def test_missing_generated_image_is_invalid_and_scores_zero(tmp_path):
     doc = {"image": _grey(10), "Text_Prompt": " "}
     raw = UnifiedOutput("image_only", images=["gone.png"], root=str(tmp_path)).to_json()
     result = score_generation("FIR", doc, raw)
-    assert result["lpips"] is None and result["invalid_outputs"] == "missing_image"
+    assert result["lpips"] == 1.0 and result["invalid_outputs"] == "missing_image"  # FIR = 1 - LPIPS = 0
 
 
 def test_video_without_frames_is_invalid(tmp_path):
     doc = {"image": _grey(10), "video": str(tmp_path / "ref.mp4"), "Text_Prompt": "x"}
     result = score_generation("VP", doc, UnifiedOutput("video", root=str(tmp_path)).to_json())
-    assert result["fvd"] is None and result["fid"] is None and result["invalid_outputs"] == "no_video_frames"
+    assert result["fvd"] == result["fid"] == 1000.0 and result["invalid_outputs"] == "no_video_frames"
+    assert normalise_distance_score(result["fvd"], "official") == 0.0
 
 
 def test_standard_set_level_distances_of_a_perfect_run_are_zero(tmp_path, monkeypatch):
