@@ -1,0 +1,97 @@
+import json
+import random
+
+import datasets
+import pytest
+
+from lmms_eval_unify.benchmarks.uni_mmmu import jigsaw
+from lmms_eval_unify.benchmarks.uni_mmmu.data import generate
+from lmms_eval_unify.metrics.tiny import TINY_DREAMSIM_TYPE, write_tiny_dreamsim_checkpoint
+from lmms_eval_unify.protocols import Phase
+from lmms_eval_unify.record import UnifiedOutput
+
+
+@pytest.fixture(scope="module")
+def docs(tmp_path_factory):
+    out = tmp_path_factory.mktemp("data")
+    paths = generate(out, 6, seed=1)
+    jig = [p for p in paths if p.parent.name == "jigsaw"][0]
+    return list(datasets.Dataset.from_parquet(str(jig)))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def tiny_dreamsim(tmp_path_factory):
+    directory = tmp_path_factory.mktemp("dreamsim")
+    write_tiny_dreamsim_checkpoint(directory)
+    config = {"dreamsim": {"backbone": TINY_DREAMSIM_TYPE, "weights": str(directory), "device": "cpu"}}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv(jigsaw.METRICS_ENV, json.dumps(config))
+        yield
+
+
+def _record(tmp_path, text, images):
+    names = []
+    for i, image in enumerate(images):
+        image.save(tmp_path / f"p{i}.png")
+        names.append(f"p{i}.png")
+    return UnifiedOutput("image_sequence_then_answer", text=text, images=names, root=str(tmp_path)).to_json()
+
+
+def test_generator_items_are_consistent(docs):
+    doc = docs[0]
+    assert set(doc) >= {"ref_image", "cand0_image", "cand1_image", "label", "gt_completed_image", "gt_wrong_image"}
+    truth = doc["cand0_image"] if doc["label"] == 0 else doc["cand1_image"]
+    cell = truth.size[0]
+    bottom_right = doc["gt_completed_image"].crop((cell, cell, 2 * cell, 2 * cell))
+    assert list(bottom_right.getdata()) == list(truth.convert("RGB").getdata())
+    masked = doc["ref_image"].crop((cell, cell, 2 * cell, 2 * cell)).getextrema()
+    assert masked == ((0, 0), (0, 0), (0, 0))
+    assert {d["label"] for d in docs} == {0, 1}
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ('<FINAL_ANSWER_JSON>{"choice": 1, "rationale": "x"}</FINAL_ANSWER_JSON>', 1),
+        ('<FINAL_ANSWER_JSON>\n{"choice": 0}\n</FINAL_ANSWER_JSON>', 0),
+        ('<FINAL_ANSWER_JSON>{"choice": "0"}</FINAL_ANSWER_JSON>', None),
+        ('<FINAL_ANSWER_JSON>{"choice": 2}</FINAL_ANSWER_JSON>', None),
+        ('"choice": 1', None),
+        ('<FINAL_ANSWER_JSON>{"choice": 0}</FINAL_ANSWER_JSON> <FINAL_ANSWER_JSON>{"choice": 1}</FINAL_ANSWER_JSON>', 1),
+    ],
+)
+def test_parse_choice(text, expected):
+    assert jigsaw.parse_jigsaw_choice(text) == expected
+
+
+def test_oracle_scores_one_and_swapped_panels_do_not(docs, tmp_path):
+    doc = docs[0]
+    plan = jigsaw.JIGSAW.plan(doc, [], random.Random(0), oracle=True)
+    panels = [plan.image(Phase("render", k)) for k in (1, 2)]
+    result = jigsaw.score_jigsaw(doc, _record(tmp_path, plan.text(Phase("final", 2)), panels))
+    assert result["text_acc"] == 1.0 and result["img_score"] == pytest.approx(1.0, abs=1e-6)
+    assert result["invalid_outputs"] == ""
+    swapped = jigsaw.score_jigsaw(doc, _record(tmp_path, "", panels[::-1]))
+    assert swapped["text_acc"] == 0.0 and swapped["img_score"] < 1.0 - 1e-4
+
+
+def test_wrong_image_count_is_penalised_and_reported(docs, tmp_path):
+    doc = docs[0]
+    completions = jigsaw.jigsaw_completions(doc)
+    text = jigsaw.final_answer_text(doc["label"])
+    result = jigsaw.score_jigsaw(doc, _record(tmp_path, text, [completions[0]]))
+    assert result["img_score"] == 0.0 and result["text_acc"] == 1.0
+    assert result["invalid_outputs"] == "wrong_image_count"
+    unsupported = UnifiedOutput("image_sequence_then_answer", unsupported="generate_image").to_json()
+    assert jigsaw.score_jigsaw(doc, unsupported)["img_score"] is None
+
+
+def test_random_text_choice_is_at_chance(docs):
+    rng = random.Random(3)
+    hits = [
+        jigsaw.parse_jigsaw_choice(jigsaw.JIGSAW.plan(d, [], rng, oracle=False).text(Phase("final")))
+        == d["label"]
+        for _ in range(200)
+        for d in docs
+    ]
+    assert abs(sum(hits) / len(hits) - 0.5) < 0.05
