@@ -39,7 +39,14 @@ def _record(tmp_path, text, images):
 
 def test_generator_items_are_consistent(docs):
     doc = docs[0]
-    assert set(doc) >= {"ref_image", "cand0_image", "cand1_image", "label", "gt_completed_image", "gt_wrong_image"}
+    assert set(doc) >= {
+        "ref_image",
+        "cand0_image",
+        "cand1_image",
+        "label",
+        "gt_completed_image",
+        "gt_wrong_image",
+    }
     truth = doc["cand0_image"] if doc["label"] == 0 else doc["cand1_image"]
     cell = truth.size[0]
     bottom_right = doc["gt_completed_image"].crop((cell, cell, 2 * cell, 2 * cell))
@@ -57,7 +64,10 @@ def test_generator_items_are_consistent(docs):
         ('<FINAL_ANSWER_JSON>{"choice": "0"}</FINAL_ANSWER_JSON>', None),
         ('<FINAL_ANSWER_JSON>{"choice": 2}</FINAL_ANSWER_JSON>', None),
         ('"choice": 1', None),
-        ('<FINAL_ANSWER_JSON>{"choice": 0}</FINAL_ANSWER_JSON> <FINAL_ANSWER_JSON>{"choice": 1}</FINAL_ANSWER_JSON>', 1),
+        (
+            '<FINAL_ANSWER_JSON>{"choice": 0}</FINAL_ANSWER_JSON> <FINAL_ANSWER_JSON>{"choice": 1}</FINAL_ANSWER_JSON>',
+            1,
+        ),
     ],
 )
 def test_parse_choice(text, expected):

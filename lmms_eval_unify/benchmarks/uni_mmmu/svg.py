@@ -1,0 +1,79 @@
+"""Uni-MMMU code rendering: offline SVG programs in the three difficulty tiers and a safe rasteriser.
+
+Tiers (paper Appendix A): A = a single primitive; B = several non-overlapping or repeated primitives;
+C = overlapping shapes built with ``<defs>``/``<use>``. Colours come from the official judge palette.
+Rendering uses cairosvg with ``unsafe=False`` (no XML entity expansion, size limits) and a URL fetcher that
+refuses every external resource; documents declaring a DOCTYPE or entity are rejected before parsing.
+"""
+
+from __future__ import annotations
+
+import io
+import random
+import re
+
+from PIL import Image
+
+PALETTE = ("#E74C3C", "#3498DB", "#2ECC71", "#F1C40F", "#9B59B6", "#34495E", "#1ABC9C", "#E67E22")
+TIERS = ("A", "B", "C")
+CANVAS = 256
+DECLARATION = re.compile(r"<!\s*(DOCTYPE|ENTITY)", re.IGNORECASE)
+
+
+class UnsafeSVGError(ValueError):
+    """An SVG that declares entities/DOCTYPE or references an external resource."""
+
+
+def _refuse_fetch(url: str, resource_type: str | None = None, **_: object) -> dict:
+    raise UnsafeSVGError(f"external resource refused: {url}")
+
+
+def render_svg(svg: str, size: int = CANVAS) -> Image.Image:
+    """Rasterise ``svg`` to an RGB image on white; never fetches resources nor expands entities."""
+    from cairosvg.surface import PNGSurface
+
+    if DECLARATION.search(svg):
+        raise UnsafeSVGError("SVG with a DOCTYPE/ENTITY declaration refused")
+    png = PNGSurface.convert(
+        bytestring=svg.encode("utf-8"),
+        unsafe=False,
+        url_fetcher=_refuse_fetch,
+        output_width=size,
+        output_height=size,
+        background_color="white",
+    )
+    return Image.open(io.BytesIO(png)).convert("RGB")
+
+
+def _shape(rng: random.Random, x: int, y: int, r: int, colour: str) -> str:
+    kind = rng.choice(("circle", "rect", "triangle"))
+    if kind == "circle":
+        return f'<circle cx="{x}" cy="{y}" r="{r}" fill="{colour}"/>'
+    if kind == "rect":
+        return f'<rect x="{x - r}" y="{y - r}" width="{2 * r}" height="{2 * r}" fill="{colour}"/>'
+    return f'<polygon points="{x},{y - r} {x - r},{y + r} {x + r},{y + r}" fill="{colour}"/>'
+
+
+def _document(body: str) -> str:
+    return f'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="{CANVAS}" height="{CANVAS}" viewBox="0 0 {CANVAS} {CANVAS}">{body}</svg>'
+
+
+def generate_svg(tier: str, rng: random.Random) -> str:
+    """One SVG program of ``tier`` A, B or C."""
+    if tier == "A":
+        return _document(
+            _shape(rng, rng.randint(80, 176), rng.randint(80, 176), rng.randint(30, 70), rng.choice(PALETTE))
+        )
+    if tier == "B":
+        cells = rng.sample([(x, y) for x in (48, 128, 208) for y in (48, 128, 208)], rng.randint(2, 4))
+        return _document("".join(_shape(rng, x, y, 32, rng.choice(PALETTE)) for x, y in cells))
+    if tier == "C":
+        colours = rng.sample(PALETTE, 3)
+        defs = f'<defs><g id="motif">{_shape(rng, 0, 0, 40, colours[0])}</g></defs>'
+        uses = "".join(
+            f'<use xlink:href="#motif" x="{x}" y="{y}"/>'
+            for x, y in [(96, 96), (140, 120)][: rng.randint(1, 2)]
+        )
+        overlap = _shape(rng, 128, 140, 50, colours[1]).replace("/>", ' fill-opacity="0.7"/>')
+        return _document(defs + overlap + uses)
+    raise ValueError(f"tier must be one of {TIERS}, got {tier!r}")

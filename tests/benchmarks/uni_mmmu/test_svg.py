@@ -1,0 +1,70 @@
+import http.server
+import random
+import threading
+
+import numpy as np
+import pytest
+
+from lmms_eval_unify.benchmarks.uni_mmmu import svg
+
+ENTITY_BOMB = """<?xml version="1.0"?>
+<!DOCTYPE svg [
+  <!ENTITY a "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa">
+  <!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;">
+  <!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;">
+  <!ENTITY d "&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;">
+]>
+<svg xmlns="http://www.w3.org/2000/svg" width="10" height="10"><text>&d;&d;&d;&d;</text></svg>"""
+
+
+@pytest.mark.parametrize("tier", svg.TIERS)
+def test_generated_tiers_render_with_palette_colours(tier):
+    rng = random.Random(7)
+    for _ in range(5):
+        image = np.asarray(svg.render_svg(svg.generate_svg(tier, rng)))
+        assert image.shape == (svg.CANVAS, svg.CANVAS, 3)
+        assert (image != 255).any(), "nothing was drawn"
+
+
+def test_tier_c_uses_defs_and_use_and_the_use_is_drawn():
+    program = svg.generate_svg("C", random.Random(1))
+    assert "<defs>" in program and "<use " in program
+    without_use = svg.render_svg(program.split("<use ")[0] + "</svg>")
+    assert (np.asarray(svg.render_svg(program)) != np.asarray(without_use)).any()
+
+
+def test_external_url_is_never_fetched():
+    hits = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):  # noqa: N802
+            hits.append(self.path)
+            self.send_response(404)
+            self.end_headers()
+
+        def log_message(self, *args):
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_port}/x.png"
+    program = (
+        '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="10" '
+        f'height="10"><image xlink:href="{url}" width="10" height="10"/></svg>'
+    )
+    try:
+        with pytest.raises(svg.UnsafeSVGError):
+            svg.render_svg(program)
+    finally:
+        server.shutdown()
+    assert hits == []
+
+
+def test_entity_bomb_is_refused():
+    with pytest.raises(svg.UnsafeSVGError):
+        svg.render_svg(ENTITY_BOMB)
+
+
+def test_unknown_tier_is_an_error():
+    with pytest.raises(ValueError):
+        svg.generate_svg("D", random.Random(0))
