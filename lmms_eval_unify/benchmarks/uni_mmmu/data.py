@@ -42,3 +42,10 @@ def generate(out_dir: str | Path, n: int, seed: int = 0) -> list[Path]:
         *write_uni_mmmu_puzzles(out_dir, n, n, seed),
         write_rows(generate_jigsaw_items(n, seed), root / "jigsaw" / "test.parquet"),
     ]
+
+
+def prepare_main(argv: list[str]) -> int:
+    """``lmms-eval-unify data prepare uni_mmmu ...`` (see ``lmms_eval_unify.benchmarks.uni_mmmu.prepare``)."""
+    from lmms_eval_unify.benchmarks.uni_mmmu.prepare import prepare_main as main
+
+    return main(argv)
