@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import csv
+import json
 import os
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import numpy as np
@@ -204,67 +204,42 @@ def test_default_pairs_file_is_the_papers_table4_pairing():
     assert len(pairs) == 21 and pairs["OmniGen2"] == "qwen2.5-vl-7b" and pairs["bagel"] == "llava-onevision"
 
 
-TASK_UTILS = """
-def doc_to_text(doc):
-    return doc["question"]
-
-
-def doc_to_visual(doc):
-    return []
-
-
-def sipu_results(doc, results):
-    return {"acc": float(results[0].strip() == doc["answer"])}
-
-
-def iee_results(doc, results):
-    return {"text_correct": float(results[0].strip() == doc["answer"]), "image_correct": 0.0}
-"""
-TASK_YAML = """
-task: {task}
-dataset_path: json
-dataset_kwargs:
-  data_files:
-    test: data.jsonl
-test_split: test
-output_type: generate_until
-doc_to_visual: !function utils.doc_to_visual
-doc_to_text: !function utils.doc_to_text
-doc_to_target: answer
-process_results: !function utils.{fn}
-metric_list:
-  - metric: {metric}
-    aggregation: mean
-    higher_is_better: true
-"""
+TINY_METRICS = {
+    "clip_choice": {"backbone": "tiny", "weights": "random"},
+    "clip_score": {"backbone": "tiny", "weights": "random"},
+}
 
 
 @pytest.mark.slow
 def test_result_folders_written_by_the_real_lmms_eval_cli(tmp_path):
-    """Stand-in task packs scored by lmms-eval's `dummy` model (always answers "A")."""
-    tasks = tmp_path / "tasks"
-    tasks.mkdir()
-    answers = ["A", "B", "A", "A", "C"]
-    (tasks / "data.jsonl").write_text(
-        "".join(f'{{"question": "q{i}", "answer": "{a}"}}\n' for i, a in enumerate(answers))
-    )
-    (tasks / "utils.py").write_text(TASK_UTILS)
-    for task, fn, metric in (
-        ("mme_unify_sipu", "sipu_results", "acc"),
-        ("mme_unify_iee", "iee_results", "text_correct"),
-    ):
-        (tasks / f"{task}.yaml").write_text(
-            textwrap.dedent(TASK_YAML.format(task=task, fn=fn, metric=metric))
-        )
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
-    cli = [sys.executable, "-m", "lmms_eval", "--model", "dummy", "--tasks", "mme_unify_sipu,mme_unify_iee"]
-    cli += ["--include_path", str(tasks), "--output_path", str(tmp_path / "out"), "--log_samples"]
+    """Our MME-Unify SIPU and IEE tasks on generated data, run by the oracle through the real CLI."""
+    from lmms_eval_unify.benchmarks.mme_unify.data import generate
+
+    generate(tmp_path / "data", 5, seed=1)
+    env = {
+        **os.environ,
+        "HF_HUB_OFFLINE": "1",
+        "HF_DATASETS_OFFLINE": "1",
+        "LMMS_EVAL_UNIFY_DATA_DIR": str(tmp_path / "data"),
+        "LMMS_EVAL_UNIFY_MME_UNIFY_METRICS": json.dumps(TINY_METRICS),
+    }
+    env.pop("LMMS_EVAL_UNIFY_OUTPUT_DIR", None)
+    cli = [
+        sys.executable,
+        "-m",
+        "lmms_eval",
+        "--model",
+        "unify_oracle",
+        "--tasks",
+        "mme_unify_sipu,mme_unify_iee",
+    ]
+    cli += ["--output_path", str(tmp_path / "out"), "--log_samples"]
     subprocess.run(cli, check=True, capture_output=True, env=env, cwd=tmp_path, timeout=300)
     assert run([tmp_path / "out", "--benchmark", "mme_unify", "-o", tmp_path / "b", "--no-plots"]) == 0
-    row = read_csv(tmp_path / "b" / "mme_unify_table2.csv")["dummy"]
-    assert float(row["SIPU"]) == approx(60.0)
-    assert float(row["IEE"]) == approx(30.0)  # (text 60 + image 0) / 2
-    assert float(row["MME-U"]) == approx((60.0 / 3 + 30.0 / 5) / 3)
+    row = read_csv(tmp_path / "b" / "mme_unify_table2.csv")["unify_oracle"]
+    assert float(row["SIPU"]) == approx(100.0)
+    assert float(row["IEE"]) == approx(100.0)
+    assert float(row["MME-U"]) == approx((100.0 / 3 + 100.0 / 5) / 3)  # missing subtasks count as 0
 
 
 def test_a_failed_gap_fit_leaves_gap_cells_empty(runs, tmp_path, monkeypatch, capsys):
