@@ -7,7 +7,6 @@ Fields as in the published copies: maze ``initial_image`` + ``steps`` (JSON list
 
 from __future__ import annotations
 
-import io
 import json
 import random
 from collections.abc import Callable
@@ -16,24 +15,15 @@ from pathlib import Path
 import datasets
 from PIL import Image
 
+from lmms_eval_unify.benchmarks.fixtures import write_parquet
 from lmms_eval_unify.puzzles.domain import PuzzleDomain, moves_from_field, random_walk_expectation, read_state
 from lmms_eval_unify.puzzles.maze import MazeDomain, generate_maze
 from lmms_eval_unify.puzzles.sliding import SOLVED, SlidingDomain, generate_sliding
 
 
-def _png(image: Image.Image) -> dict:
-    buffer = io.BytesIO()
-    image.save(buffer, format="PNG")
-    return {"bytes": buffer.getvalue(), "path": None}
-
-
-def _write(rows: list[dict], path: Path) -> Path:
-    features = datasets.Features(
-        {key: datasets.Image() if key.endswith("_image") else datasets.Value("string") for key in rows[0]}
-    )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    datasets.Dataset.from_list(rows, features=features).to_parquet(str(path))
-    return path
+def _write_images(rows: list[dict], path: Path) -> Path:
+    """``*_image`` columns are images, the rest strings (the published field types)."""
+    return write_parquet(rows, path, images=tuple(key for key in rows[0] if key.endswith("_image")))
 
 
 def _puzzle_rows(
@@ -43,10 +33,10 @@ def _puzzle_rows(
     rows = []
     for index in range(count):
         state, moves = generate(domain, rng)
-        row = {"id": f"{domain.name}_{seed}_{index:05d}", "initial_image": _png(domain.render(state))}
+        row = {"id": f"{domain.name}_{seed}_{index:05d}", "initial_image": domain.render(state)}
         row[domain.answer_field] = json.dumps(list(moves))
         if goal_image is not None:
-            row["final_image"] = _png(goal_image)
+            row["final_image"] = goal_image
         rows.append(row)
     return rows
 
@@ -56,8 +46,8 @@ def write_uni_mmmu_puzzles(out_dir: str | Path, n_maze: int, n_sliding: int, see
     root = Path(out_dir) / "uni_mmmu"
     maze, sliding = MazeDomain(), SlidingDomain()
     return [
-        _write(_puzzle_rows(maze, generate_maze, n_maze, seed, None), root / "maze" / "test.parquet"),
-        _write(
+        _write_images(_puzzle_rows(maze, generate_maze, n_maze, seed, None), root / "maze" / "test.parquet"),
+        _write_images(
             _puzzle_rows(sliding, generate_sliding, n_sliding, seed, sliding.render(SOLVED)),
             root / "sliding" / "test.parquet",
         ),

@@ -17,15 +17,13 @@ Prepared schema (one row per official item; official field -> our column):
 
 from __future__ import annotations
 
-import io
 import json
 import random
 from pathlib import Path
 
-import datasets
-import numpy as np
 from PIL import Image, ImageDraw, ImageOps
 
+from lmms_eval_unify.benchmarks.fixtures import sample_photo, write_parquet
 from lmms_eval_unify.benchmarks.mme_unify import vcot
 
 PHOTOS = ("astronaut", "coffee", "chelsea", "rocket", "camera", "coins")
@@ -48,41 +46,7 @@ EDIT_EXPLANATIONS = {
 
 def photo(index: int, size: int = 96) -> Image.Image:
     """scikit-image sample photo number ``index`` of ``PHOTO_NAMES`` (RGB, ``size``²)."""
-    from skimage import data as samples
-
-    array = getattr(samples, PHOTOS[index])()
-    return Image.fromarray(np.asarray(array)).convert("RGB").resize((size, size))
-
-
-def _png(image: Image.Image) -> dict:
-    buffer = io.BytesIO()
-    image.save(buffer, format="PNG")
-    return {"bytes": buffer.getvalue(), "path": None}
-
-
-def _write(
-    rows: list[dict], path: Path, images: tuple[str, ...] = (), image_lists: tuple[str, ...] = ()
-) -> Path:
-    features = {}
-    for key, value in rows[0].items():
-        if key in images:
-            features[key] = datasets.Image()
-        elif key in image_lists:
-            features[key] = datasets.Sequence(datasets.Image())
-        elif isinstance(value, list):
-            features[key] = datasets.Sequence(datasets.Value("string"))
-        elif isinstance(value, int):
-            features[key] = datasets.Value("int64")
-        else:
-            features[key] = datasets.Value("string")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    for row in rows:
-        for key in images:
-            row[key] = _png(row[key])
-        for key in image_lists:
-            row[key] = [_png(im) for im in row[key]]
-    datasets.Dataset.from_list(rows, features=datasets.Features(features)).to_parquet(str(path))
-    return path
+    return sample_photo(PHOTOS[index], size)
 
 
 def labelled(texts: list[str], labels: str, style: str) -> list[str]:
@@ -322,16 +286,18 @@ def generate(out_dir: str | Path, n: int, seed: int = 0) -> list[Path]:
     for subtask in ("SIPU", "MITIU", "VPU"):
         rows = understanding_rows(subtask, n, rng, root / subtask.lower() / "media")
         lists = ("image",) if subtask != "VPU" else ()
-        written.append(_write(rows, root / subtask.lower() / "test.parquet", image_lists=lists))
+        written.append(write_parquet(rows, root / subtask.lower() / "test.parquet", image_lists=lists))
     for subtask in ("FIR", "TIE", "TIG", "CIVG", "TVG", "VP"):
         rows = generation_rows(subtask, n, rng, root / subtask.lower() / "media")
         images = tuple(k for k in ("image", "edited_image") if k in rows[0])
-        written.append(_write(rows, root / subtask.lower() / "test.parquet", images=images))
+        written.append(write_parquet(rows, root / subtask.lower() / "test.parquet", images=images))
     for name, build in (("iee", iee_rows), ("csq", csq_rows), ("al", al_rows), ("sd", sd_rows)):
         rows = build(n, rng)
-        written.append(_write(rows, root / name / "test.parquet", image_lists=("inputs", "candidates")))
+        written.append(
+            write_parquet(rows, root / name / "test.parquet", image_lists=("inputs", "candidates"))
+        )
     written.append(
-        _write(
+        write_parquet(
             vcot_rows(n, rng),
             root / "vcot" / "test.parquet",
             images=("initial_image",),

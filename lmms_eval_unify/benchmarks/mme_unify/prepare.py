@@ -15,7 +15,7 @@ from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
-from lmms_eval_unify.benchmarks.mme_unify.data import _write
+from lmms_eval_unify.benchmarks.fixtures import write_parquet
 
 UNIFY_FILES = {
     "iee": "Unified_Explanation.json",
@@ -244,7 +244,9 @@ def prepare(
             continue
         lists = IMAGE_LISTS.get(subtask, ("inputs", "candidates") if subtask in CANDIDATES else ())
         keys = IMAGES.get(subtask, ("image",) if subtask in ("civg", "vp") else ())
-        _write(_as_images(rows, keys, lists), root / subtask / "test.parquet", images=keys, image_lists=lists)
+        write_parquet(
+            _as_images(rows, keys, lists), root / subtask / "test.parquet", images=keys, image_lists=lists
+        )
     log(f"TVG items without reference video (skipped when scoring): {no_reference}")
     log(f"VCoT items with malformed coordinates: {malformed_coordinates(tables['vcot'])}")
     for change, count in media.renamed.items():

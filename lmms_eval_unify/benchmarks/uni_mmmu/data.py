@@ -2,37 +2,17 @@
 
 from __future__ import annotations
 
-import io
 from pathlib import Path
 from typing import Any
 
-import datasets
-from PIL import Image
-
+from lmms_eval_unify.benchmarks.fixtures import write_parquet
 from lmms_eval_unify.benchmarks.uni_mmmu.jigsaw import generate_jigsaw_items
 from lmms_eval_unify.puzzles.dataset import write_uni_mmmu_puzzles
 
 
-def _png(image: Image.Image) -> dict:
-    buffer = io.BytesIO()
-    image.save(buffer, format="PNG")
-    return {"bytes": buffer.getvalue(), "path": None}
-
-
 def write_rows(rows: list[dict[str, Any]], path: Path) -> Path:
     """Rows as parquet: ``*_image`` PIL values as image columns, ints as int64, the rest as strings."""
-    features = datasets.Features(
-        {
-            key: datasets.Image()
-            if key.endswith("_image")
-            else datasets.Value("int64" if isinstance(value, int) else "string")
-            for key, value in rows[0].items()
-        }
-    )
-    encoded = [{k: _png(v) if isinstance(v, Image.Image) else v for k, v in row.items()} for row in rows]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    datasets.Dataset.from_list(encoded, features=features).to_parquet(str(path))
-    return path
+    return write_parquet(rows, path, images=tuple(key for key in rows[0] if key.endswith("_image")))
 
 
 def generate(out_dir: str | Path, n: int, seed: int = 0) -> list[Path]:
