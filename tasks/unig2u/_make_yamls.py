@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from lmms_eval_unify.benchmarks.unig2u.subtasks import CATEGORY_GROUPS, HUB_ROOT, SUBTASKS
+from lmms_eval_unify.benchmarks.unig2u.subtasks import CATEGORY_GROUPS, HUB_ROOT, JUDGED, SUBTASKS
 
 HERE = Path(__file__).parent
 SPACES = "lmms_eval_unify.benchmarks.unig2u.spaces"
@@ -18,6 +18,10 @@ FAMILIES = {
     "chartqa": ("image_doc_to_visual", "chartqa_process_results", "CHARTQA", 16, 16),
     "mmsi": ("images_doc_to_visual", "mc_process_results", "MMSI", 2048, 2048),
     "visual_puzzles": ("image_doc_to_visual", "mc_process_results", "MULTIPLE_CHOICE", 4096, 512),
+    "geometry3k": ("geometry3k_doc_to_visual", "geometry3k_process_results", "GEOMETRY", 16384, 16384),
+    "auxsolidmath": ("auxsolidmath_doc_to_visual", "auxsolidmath_process_results", "GEOMETRY", 16384, 16384),
+    "phyx": ("phyx_doc_to_visual", "phyx_process_results", "PHYX", 1024, 1024),
+    "babyvision": ("image_doc_to_visual", "babyvision_process_results", "BABYVISION", 4096, 4096),
 }
 PUZZLE_STEPS = {"maze": "steps", "sliding": "steps_words"}
 
@@ -75,6 +79,8 @@ def task_config(name: str, mode: str) -> dict:
             "doc_to_visual": _Function(f"utils.{visual}"),
             "process_results": _Function(f"utils.{results}"),
         }
+        if subtask.doc_type:
+            config["process_docs"] = _Function(f"utils.{name}_docs")
         config["generation_kwargs"] = {
             "protocol": "generate_then_answer" if gta else "direct",
             "answer_space": f"{SPACES}:{space}",
@@ -85,6 +91,8 @@ def task_config(name: str, mode: str) -> dict:
             config["generation_kwargs"]["gen_inputs"] = "first"
         config["lmms_eval_specific_kwargs"] = {"default": {"subtask": name, "mode": "gta" if gta else mode}}
     config["metadata"] = {"version": 1.0, "benchmark": "unig2u", "category": subtask.category}
+    if name in JUDGED:
+        config["metadata"]["judged"] = True
     return config
 
 

@@ -1,7 +1,9 @@
 """Hooks of the UniG2U tasks: thin glue to lmms_eval_unify.benchmarks.unig2u and the Uni-MMMU puzzles."""
 
 from lmms_eval_unify.benchmarks.unig2u.prompts import direct_prompt, gta_prompt, vsp_kind
-from lmms_eval_unify.benchmarks.unig2u.scoring import move_puzzle_acc, score_answer
+from lmms_eval_unify.benchmarks.unig2u.scoring import move_puzzle_acc, score_answer, score_judged
+from lmms_eval_unify.benchmarks.unig2u.subtasks import SUBTASKS
+from lmms_eval_unify.benchmarks.unig2u.task import base64_image, rows_of_type
 from lmms_eval_unify.model import to_pil_images
 from lmms_eval_unify.puzzles import DOMAINS
 from lmms_eval_unify.puzzles.scoring import score_move_sequence
@@ -20,6 +22,26 @@ def images_doc_to_visual(doc: dict) -> list:
     return to_pil_images(list(doc["images"]))
 
 
+def geometry3k_doc_to_visual(doc: dict) -> list:
+    return to_pil_images(list(doc["images"])[:1])
+
+
+def auxsolidmath_doc_to_visual(doc: dict) -> list:
+    return to_pil_images(doc["original_image"])
+
+
+def phyx_doc_to_visual(doc: dict) -> list:
+    return [base64_image(doc["image"])]
+
+
+def visual_track_docs(dataset):
+    return rows_of_type(dataset, SUBTASKS["visual_track"].doc_type)
+
+
+def fine_discrim_docs(dataset):
+    return rows_of_type(dataset, SUBTASKS["fine_discrim"].doc_type)
+
+
 def vsp_doc_to_visual(doc: dict) -> list:
     return to_pil_images([doc[key] for key in VSP_VISUALS[vsp_kind(doc)]])
 
@@ -35,6 +57,8 @@ def doc_to_target(doc: dict) -> str:
         if vsp_kind(doc) == "collision":
             return f"Car: {doc['gt_car']}, Person: {doc['gt_person']}"
         return f"north-south: {doc['gt_north_south']}, east-west: {doc['gt_east_west']}"
+    if "ansType" in doc:  # BabyVision
+        return chr(65 + int(doc["choiceAns"])) if doc["ansType"] == "choice" else str(doc["blankAns"])
     return str(doc.get("answer", doc.get("image_name", "")))
 
 
@@ -66,3 +90,19 @@ def maze_process_results(doc: dict, results: list[str]) -> dict:
 def sliding_process_results(doc: dict, results: list[str]) -> dict:
     initial = to_pil_images(doc["initial_image"])[0]
     return move_puzzle_acc(score_move_sequence(DOMAINS["sliding"], doc, results[0], initial))
+
+
+def geometry3k_process_results(doc: dict, results: list[str]) -> dict:
+    return score_judged("geometry3k", doc, results[0], task="unig2u_geometry")
+
+
+def auxsolidmath_process_results(doc: dict, results: list[str]) -> dict:
+    return score_judged("auxsolidmath", doc, results[0], task="unig2u_geometry_3d")
+
+
+def phyx_process_results(doc: dict, results: list[str]) -> dict:
+    return score_judged("phyx", doc, results[0], task="unig2u_phyx")
+
+
+def babyvision_process_results(doc: dict, results: list[str]) -> dict:
+    return score_judged("babyvision", doc, results[0], task="unig2u_babyvision")

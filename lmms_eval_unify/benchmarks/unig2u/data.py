@@ -4,11 +4,15 @@
 subtask (the Hub repository's own layout, read by ``UniG2UTask`` under ``LMMS_EVAL_UNIFY_DATA_DIR``):
 matplotlib bar charts with known values (ChartQA), grid maps with known displacements / arrival times (VSP),
 scikit-image sample photos for the multiple-choice and IllusionBench items (the question asks which photo
-is shown, so the answer is known), and Uni-MMMU mazes and sliding puzzles from ``lmms_eval_unify.puzzles``.
+is shown, so the answer is known), Uni-MMMU mazes and sliding puzzles from ``lmms_eval_unify.puzzles``, and
+for the judged subtasks drawn figures with exact answers: triangles (Geometry3K), cuboids (AuxSolidMath),
+a mirror and a pulled block (PhyX, image as a base64 string like the published files) and BabyVision
+choice / counting items in one file with both ``type`` values.
 """
 
 from __future__ import annotations
 
+import base64
 import io
 import random
 import shutil
@@ -23,6 +27,7 @@ from PIL import Image, ImageDraw
 
 from lmms_eval_unify.benchmarks.unig2u.prompts import SCENES, SHAPES
 from lmms_eval_unify.benchmarks.unig2u.subtasks import (
+    BABYVISION_FILE,
     ILLUSION_SUBSETS,
     MMSI,
     MMSI_FILES,
@@ -192,6 +197,121 @@ def vsp_rows(n: int, rng: random.Random) -> tuple[list[dict], list[dict]]:
     return gmap, collision
 
 
+def _canvas(size: tuple[int, int] = (256, 192)) -> tuple[Image.Image, ImageDraw.ImageDraw]:
+    image = Image.new("RGB", size, "white")
+    return image, ImageDraw.Draw(image)
+
+
+def geometry3k_rows(n: int, rng: random.Random) -> list[dict]:
+    """Triangles with two angles given; x = the third angle (20..100)."""
+    rows = []
+    for _ in range(n):
+        a, b = rng.randint(40, 80), rng.randint(40, 80)
+        image, draw = _canvas()
+        draw.polygon([(30, 160), (226, 160), (110, 30)], outline="black")
+        for xy, label in (((40, 140), f"{a}°"), ((190, 140), f"{b}°"), ((102, 45), "x°")):
+            draw.text(xy, label, fill="black")
+        rows.append({"images": [_png(image)], "problem": "<image>Find x.", "answer": str(180 - a - b)})
+    return rows
+
+
+def auxsolidmath_rows(n: int, rng: random.Random) -> list[dict]:
+    """Cuboids with edge lengths 1..5; the answer is the squared space diagonal (3..75)."""
+    rows = []
+    for _ in range(n):
+        a, b, c = (rng.randint(1, 5) for _ in range(3))
+        image, draw = _canvas()
+        front, back = [(40, 80), (160, 80), (160, 170), (40, 170)], [(90, 30), (210, 30), (210, 120), (90, 120)]
+        draw.polygon(front, outline="black")
+        draw.polygon(back, outline="gray")
+        for p, q in zip(front, back, strict=True):
+            draw.line([p, q], fill="black")
+        for (x, y), label in zip(front + back, "EFGHABCD", strict=True):  # ABCD on top, EFGH below
+            draw.text((x - 10, y - 10), label, fill="blue")
+        question = (
+            f"In the cuboid ABCD-EFGH, AB = {a}, AD = {b} and AE = {c}. Find the square of the length of the "
+            "space diagonal AG."
+        )
+        rows.append({"original_image": _png(image), "question": question, "answer": str(a * a + b * b + c * c),
+                     "auxiliary_line_description": "Connect AC and AG; AC is the diagonal of the base ABCD."})  # fmt: skip
+    return rows
+
+
+def _base64_png(image: Image.Image) -> str:
+    return base64.b64encode(_png(image)["bytes"]).decode("ascii")
+
+
+def phyx_rows(n: int, rng: random.Random, category: str) -> list[dict]:
+    """Optics: angle of reflection = angle of incidence (10..80); mechanics: a = F / m (1..10)."""
+    rows = []
+    for i in range(n):
+        image, draw = _canvas()
+        if category == "Optics":
+            angle = rng.randint(10, 80)
+            draw.line([(20, 160), (236, 160)], fill="black", width=3)
+            draw.line([(128, 160), (60, 40)], fill="red")
+            draw.text((70, 100), f"{angle}°", fill="black")
+            question = (
+                f"A light ray strikes a plane mirror with an angle of incidence of {angle}°. What is the angle of "
+                "reflection in degrees?"
+            )
+            answer = angle
+        else:
+            mass, answer = rng.randint(1, 5), rng.randint(1, 10)
+            draw.rectangle([(80, 100), (140, 160)], outline="black")
+            draw.line([(140, 130), (220, 130)], fill="red", width=2)
+            draw.text((90, 120), f"{mass} kg", fill="black")
+            draw.text((180, 110), f"{mass * answer} N", fill="red")
+            question = (
+                f"A {mass} kg block on a frictionless horizontal surface is pulled by a horizontal force of "
+                f"{mass * answer} N. What is its acceleration in m/s^2?"
+            )
+        rows.append({"image": _base64_png(image), "question": question, "answer": str(answer), "index": i,
+                     "category": category})  # fmt: skip
+    return rows
+
+
+BABYVISION_TYPES = {"Fine-grained Discrimination": "Find the same", "Visual Tracking": "Count the dots"}
+
+
+def babyvision_rows(n: int, rng: random.Random) -> list[dict]:
+    """``n`` items of each BabyVision type, alternating choice items (which photo) and blank items (how
+    many red dots, 1..9)."""
+    rows = []
+    for doc_type, subtype in BABYVISION_TYPES.items():
+        for i in range(n):
+            row = {"type": doc_type, "subtype": subtype, "taskId": len(rows), "options": None, "choiceAns": None,
+                   "blankAns": None}  # fmt: skip
+            if i % 2 == 0:
+                shown, names, answer = _which_photo(rng)
+                row |= {"image": photo(shown), "question": "Which scikit-image sample photo is shown?",
+                        "ansType": "choice", "options": names, "choiceAns": "ABCD".index(answer)}  # fmt: skip
+            else:
+                count = rng.randint(1, 9)
+                image, draw = _canvas()
+                for k in range(count):
+                    x, y = 20 + 25 * k, 40 + (k % 3) * 50
+                    draw.ellipse([(x, y), (x + 14, y + 14)], fill="red")
+                row |= {"image": image, "question": "How many red dots are in the image?", "ansType": "blank",
+                        "blankAns": str(count)}  # fmt: skip
+            rows.append(row)
+    return rows
+
+
+def _write_babyvision(rows: list[dict], path: Path) -> Path:
+    """BabyVision rows with explicit features (``options`` / ``choiceAns`` / ``blankAns`` are null in half)."""
+    features = datasets.Features(
+        {"type": datasets.Value("string"), "subtype": datasets.Value("string"), "taskId": datasets.Value("int64"),
+         "options": datasets.Sequence(datasets.Value("string")), "choiceAns": datasets.Value("int64"),
+         "blankAns": datasets.Value("string"), "image": datasets.Image(), "question": datasets.Value("string"),
+         "ansType": datasets.Value("string")}
+    )  # fmt: skip
+    encoded = [{**row, "image": _png(row["image"])} for row in rows]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    datasets.Dataset.from_list(encoded, features=features).to_parquet(str(path))
+    return path
+
+
 def _puzzles(root: Path, n: int, seed: int) -> list[Path]:
     """Uni-MMMU mazes and sliding puzzles (the shared generator) under the UniG2U file names."""
     with tempfile.TemporaryDirectory() as tmp:
@@ -207,7 +327,8 @@ def _puzzles(root: Path, n: int, seed: int) -> list[Path]:
 
 
 def generate(out_dir: str | Path, n: int, seed: int = 0) -> list[Path]:
-    """``n`` items of every implemented subtask (VSP: ``n`` Google-map + ``n`` collision items)."""
+    """``n`` items of every implemented subtask (VSP: ``n`` Google-map + ``n`` collision items; BabyVision:
+    ``n`` of each type in its one file)."""
     root = Path(out_dir) / "unig2u"
     rng = random.Random(f"unig2u/{seed}")
     image = ("image",)
@@ -222,9 +343,16 @@ def generate(out_dir: str | Path, n: int, seed: int = 0) -> list[Path]:
         *[(f"illusionbench/illusion_{s}_test100.parquet", lambda s=s: illusion_rows(n, rng, s), {"images": image})
           for s in ILLUSION_SUBSETS],
         ("chartqa100/chartqa100.parquet", lambda: chartqa_rows(n, rng), {"images": image}),
+        ("geometry3k/geometry3k_train_first100.parquet", lambda: geometry3k_rows(n, rng),
+         {"image_lists": ("images",)}),
+        ("auxsolidmath/auxsolidmath_test_easy_first100.parquet", lambda: auxsolidmath_rows(n, rng),
+         {"images": ("original_image",)}),
+        ("phyx/phyx_optics100.parquet", lambda: phyx_rows(n, rng, "Optics"), {}),
+        ("phyx/phyx_mechanics100.parquet", lambda: phyx_rows(n, rng, "Mechanics"), {}),
     ]  # fmt: skip
     for relative, rows, kinds in writers:
         written.append(_write(rows(), root / relative, **kinds))
+    written.append(_write_babyvision(babyvision_rows(n, rng), root / BABYVISION_FILE))
     gmap, collision = vsp_rows(n, rng)
     written.append(_write(gmap, root / "vsp/vsp_google_map_50.parquet", ("example_image", "test_image")))
     written.append(
@@ -250,7 +378,8 @@ def prepare(snapshot: str | Path, out_dir: str | Path) -> list[Path]:
                 raise FileNotFoundError(
                     f"{source} is missing: download kkv233/unig2u_dataset into {snapshot}"
                 )
-            rows += datasets.Dataset.from_parquet(str(source)).num_rows
+            table = datasets.Dataset.from_parquet(str(source))
+            rows += sum(t == subtask.doc_type for t in table["type"]) if subtask.doc_type else table.num_rows
             target = root / relative
             if target not in copied:
                 target.parent.mkdir(parents=True, exist_ok=True)

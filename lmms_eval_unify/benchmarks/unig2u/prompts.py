@@ -334,6 +334,112 @@ VSP_GTA = {
 }
 
 
+# --- Geometry3K / AuxSolidMath (released task code Direct; H.5) ------------------------------------
+GEOMETRY3K_DIRECT = (
+    "{problem}\n\nInstructions:\n1. Carefully analyze the geometry diagram shown above.\n2. Read the problem "
+    "statement and identify what needs to be found.\n3. Show your step-by-step solution with clear reasoning.\n"
+    "4. Include all intermediate calculations.\n5. State the final answer clearly at the end.\n\nPlease solve this "
+    "problem step by step."
+)
+GEOMETRY3K_GEN = (
+    "Based on this geometry problem, generate an auxiliary diagram that adds helpful constructions to solve the "
+    "problem.\n\nYour task:\n1. Analyze what geometric relationships need to be proven or calculated\n2. Add "
+    "auxiliary lines, points, or constructions that reveal these relationships\n3. Label any new points, angles, "
+    "or segments clearly\n4. Highlight key geometric properties (parallel lines, congruent segments, equal "
+    "angles, etc.)\n\nGenerate a diagram with auxiliary constructions that make the solution path clearer."
+)
+GEOMETRY3K_GTA = (
+    "You are given TWO images:\n1) ORIGINAL DIAGRAM: The geometry problem diagram\n2) AUXILIARY DIAGRAM: The same "
+    "diagram with helpful auxiliary constructions added\n\nUse both diagrams to solve the problem. The auxiliary "
+    "constructions should help you identify key relationships.\n\n{problem}"
+)
+AUXSOLIDMATH_DIRECT = (
+    "You are given a solid geometry problem with a 3D diagram.\n\nProblem: {question}\n\nInstructions:\n"
+    "1. First, carefully analyze the 3D diagram and identify what auxiliary lines (辅助线) need to be drawn to "
+    "solve this problem. Common auxiliary constructions in solid geometry include:\n"
+    "   - Connecting points to form line segments\n   - Drawing perpendiculars from a point to a plane or line\n"
+    "   - Finding midpoints and connecting them\n   - Extending lines to find intersections\n"
+    "   - Drawing parallel lines through specific points\n   - Constructing cross-sections\n\n"
+    "2. Clearly state which auxiliary lines you will draw and why they are helpful. For example:\n"
+    '   - "Connect point A to point B to form segment AB"\n'
+    '   - "Draw a perpendicular from point P to plane ABC, with foot H"\n'
+    '   - "Take the midpoint M of edge AB, connect M to C"\n'
+    '   - "Extend line DE to intersect plane ABC at point F"\n\n'
+    "3. After describing the auxiliary lines, provide a step-by-step solution using these auxiliary "
+    "constructions.\n\n4. Show all intermediate calculations and reasoning, including:\n"
+    "   - Distance calculations\n   - Angle calculations\n   - Volume/area calculations if needed\n\n"
+    "5. State the final answer clearly.\n\nPlease think step by step, starting with the auxiliary line "
+    "construction."
+)
+AUXSOLIDMATH_GEN = (
+    "You are given a solid geometry problem with a 3D diagram. Analyze the problem and create an enhanced version "
+    "of the SAME diagram with auxiliary constructions added.\n\nProblem: {question}\n\nInstructions:\n1. KEEP all "
+    "original elements exactly as they are (all points, edges, faces, labels)\n2. Analyze what auxiliary "
+    "constructions would help solve this problem\n3. ADD auxiliary lines in a different color (e.g., red or dashed "
+    "lines). Common auxiliary constructions include:\n   - Perpendiculars from a point to a plane or line\n"
+    "   - Line segments connecting specific points\n   - Midpoints of edges with connections\n   - Extended lines "
+    "to find intersections\n   - Parallel lines through specific points\n   - Cross-sections of the solid\n"
+    "4. Label any new points you add (use letters not already in the diagram)\n5. The final diagram should look "
+    "like the original 3D figure with extra auxiliary lines drawn on top\n\nGenerate an enhanced 3D diagram that "
+    "preserves the original and adds helpful auxiliary constructions."
+)
+AUXSOLIDMATH_GTA = (
+    "You are given a solid geometry problem.\n\nProblem: {question}\n\nYou are given TWO images:\n1) ORIGINAL "
+    "DIAGRAM: The 3D solid geometry figure as given\n2) AUXILIARY DIAGRAM: The same figure with auxiliary "
+    "constructions (extra lines) added to help solve the problem\n\nInstructions:\n1. Look at the auxiliary diagram "
+    "to see what constructions were added (perpendiculars, connecting segments, midpoints, etc.)\n2. Identify the "
+    "geometric relationships established by these auxiliary lines\n3. Use these constructions to set up your "
+    "solution approach\n4. Apply relevant theorems (Pythagorean theorem in 3D, properties of perpendiculars, volume "
+    "formulas, etc.)\n5. Show your step-by-step solution with clear calculations\n6. State the final numerical "
+    "answer\n\nSolve this problem step by step using the auxiliary constructions."
+)
+
+# --- PhyX (the question alone; H.6) --------------------------------------------------------------
+PHYX_GTA = {
+    "light": (
+        "Based on this optics problem, draw a light ray diagram that helps solve the problem. Show the path of light "
+        "rays through the optical system, including incident rays, reflected rays, refracted rays, focal points, and "
+        "any relevant angles or focal points as needed by the problem.",
+        "In addition to the original image, you are also given an auxiliary light ray diagram to help you solve the "
+        "problem.\n\n",
+    ),
+    "mechanism": (
+        "Based on this mechanics problem, draw a free body diagram (force analysis diagram) that helps solve the "
+        "problem. Show all the forces acting on the object(s), including gravity, normal force, friction, tension, "
+        "applied forces, etc., with arrows indicating direction and relative magnitude.",
+        "In addition to the original image, you are also given an auxiliary free body diagram (force analysis "
+        "diagram) to help you solve the problem.\n\n",
+    ),
+}
+
+# --- BabyVision (released task code Direct; H.9) -------------------------------------------------
+BABYVISION_POST = "\n\nThink step by step and give your final answer in \\boxed{Answer} format."
+BABYVISION_GEN = {
+    "fine_discrim": "This image contains subtle visual details that need careful examination. Your task: Generate a "
+    "visualization that highlights and emphasizes the fine-grained details, subtle differences, and distinguishing "
+    "features in the image. Make the key discriminative elements more prominent and easier to identify.",
+    "visual_track": "This image involves tracking objects or their movements. Your task: Generate a visualization "
+    "that highlights the objects of interest, their positions, trajectories, or movement patterns. Make it easier "
+    "to follow and track the relevant visual elements.",
+}
+BABYVISION_GTA_PRE = (
+    "In addition to the original image, you are also given an auxiliary visualization image that highlights key "
+    "visual elements.\n\n"
+)
+
+
+def babyvision_is_choice(doc: dict) -> bool:
+    return doc.get("ansType") == "choice" and doc.get("options") is not None and len(doc["options"]) > 0
+
+
+def babyvision_question(doc: dict) -> str:
+    """The question, plus ``Choices:`` with ``(A) …`` lines for a choice item."""
+    question = str(doc["question"]).strip()
+    if babyvision_is_choice(doc):
+        question += "\nChoices:\n" + "\n".join(f"({chr(65 + i)}) {o}" for i, o in enumerate(doc["options"]))
+    return question
+
+
 def vsp_kind(doc: dict) -> str:
     """``collision`` for collision items (they carry ``car_dir``), else ``gmap``."""
     return "collision" if doc.get("car_dir") is not None else "gmap"
@@ -360,6 +466,14 @@ def direct_prompt(subtask: str, doc: dict) -> str:
         return _illusion_question(subset, question)
     if family == "visual_puzzles":
         return visual_puzzles_question(doc) + "\n" + VP_DIRECT_INSTRUCTION
+    if family == "geometry3k":
+        return GEOMETRY3K_DIRECT.format(problem=doc["problem"])
+    if family == "auxsolidmath":
+        return AUXSOLIDMATH_DIRECT.format(question=doc["question"])
+    if family == "phyx":
+        return str(doc["question"])
+    if family == "babyvision":
+        return babyvision_question(doc) + BABYVISION_POST
     raise KeyError(f"no Direct prompt for {subtask!r}")
 
 
@@ -388,4 +502,13 @@ def gta_prompt(subtask: str, doc: dict) -> str:
         gen, original, auxiliary, use = VP_GTA[subtask]
         stage2 = _VP_STAGE2.format(question=question, original=original, auxiliary=auxiliary, use=use)
         return _gta(gen.format(question=question), stage2)
+    if family == "geometry3k":
+        return _gta(GEOMETRY3K_GEN, GEOMETRY3K_GTA.format(problem=doc["problem"]))
+    if family == "auxsolidmath":
+        return _gta(AUXSOLIDMATH_GEN.format(question=doc["question"]), AUXSOLIDMATH_GTA.format(question=doc["question"]))
+    if family == "phyx":
+        gen, pre = PHYX_GTA[subtask]
+        return _gta(gen, pre + str(doc["question"]))
+    if family == "babyvision":
+        return _gta(BABYVISION_GEN[subtask], BABYVISION_GTA_PRE + babyvision_question(doc) + BABYVISION_POST)
     raise KeyError(f"no GtA prompt for {subtask!r}")

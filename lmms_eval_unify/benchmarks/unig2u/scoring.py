@@ -9,8 +9,9 @@ from pathlib import PurePath
 from typing import Any
 
 from lmms_eval_unify.answers import extract_choice, normalise_text
-from lmms_eval_unify.benchmarks.unig2u.prompts import vsp_kind
-from lmms_eval_unify.record import parse_output
+from lmms_eval_unify.benchmarks.unig2u.prompts import babyvision_is_choice, vsp_kind
+from lmms_eval_unify.judges import JudgeResult, judge
+from lmms_eval_unify.record import ParsedOutput, parse_output
 
 LABELS = ("A", "B", "C", "D")
 _ENCLOSED = re.compile(r"`+\s*\(?([A-Za-z])\)?\s*`+|\{\s*\(?([A-Za-z])\)?\s*\}")
@@ -118,9 +119,8 @@ SCORERS: dict[str, Callable[[dict, str], tuple[float, dict]]] = {
 }
 
 
-def score_answer(scorer: str, doc: dict, raw_output: Any) -> dict:
-    """``process_results`` of a text-answer subtask (Direct or GtA); ``scorer`` is a key of ``SCORERS``."""
-    parsed = parse_output(raw_output)
+def _unscorable(parsed: ParsedOutput) -> dict | None:
+    """The result of an output that cannot be scored (unsupported: ``None``; failed: 0 with its reason)."""
     if parsed.unsupported:
         return {"acc": None, "invalid_outputs": "", "details": {"unsupported": parsed.record.unsupported}}
     if parsed.failure:
@@ -129,10 +129,115 @@ def score_answer(scorer: str, doc: dict, raw_output: Any) -> dict:
             "invalid_outputs": parsed.failure.reason,
             "details": {"failure": parsed.failure.detail},
         }
-    acc, details = SCORERS[scorer](doc, parsed.text)
+    return None
+
+
+def _with_generated_images(parsed: ParsedOutput, details: dict) -> dict:
     if parsed.record.images:
         details["generated_images"] = [str(p) for p in parsed.record.images]
-    return {"acc": acc, "invalid_outputs": "", "details": details}
+    return details
+
+
+def score_answer(scorer: str, doc: dict, raw_output: Any) -> dict:
+    """``process_results`` of a text-answer subtask (Direct or GtA); ``scorer`` is a key of ``SCORERS``."""
+    parsed = parse_output(raw_output)
+    if (early := _unscorable(parsed)) is not None:
+        return early
+    acc, details = SCORERS[scorer](doc, parsed.text)
+    return {"acc": acc, "invalid_outputs": "", "details": _with_generated_images(parsed, details)}
+
+
+# --- judged subtasks (GPT-4o in the paper; the judge layer here) ---------------------------------
+MAX_JUDGED_CHARS = 50_000
+"""The released Geometry3K/AuxSolidMath scorers send the judge only the last 50,000 characters."""
+_BACKTICK = re.compile(r"`([^`]+)`")
+
+
+def last_boxed(text: str) -> str | None:
+    """Content of the last ``\\boxed{…}`` (nested braces allowed), or ``None``."""
+    start = text.rfind("\\boxed{")
+    while start != -1:
+        depth, i = 1, start + len("\\boxed{")
+        while i < len(text) and depth:
+            depth += {"{": 1, "}": -1}.get(text[i], 0)
+            i += 1
+        if depth == 0:
+            return text[start + len("\\boxed{") : i - 1].strip()
+        start = text.rfind("\\boxed{", 0, start)
+    return None
+
+
+def extracted_answer(text: str, labels: tuple[str, ...] = (), options: list[str] | None = None) -> str:
+    """What the PhyX/BabyVision judge compares with the truth: the last ``\\boxed{}``, else the last backtick
+    span, else for a choice item the committed option letter (``extract_choice``), else the first 200
+    characters (the released order; its choice step takes the first standalone letter anywhere)."""
+    boxed = last_boxed(text)
+    if boxed is not None:
+        return boxed
+    spans = _BACKTICK.findall(text)
+    if spans:
+        return spans[-1].strip()
+    letter = extract_choice(text, labels, options) if labels else None
+    return letter or text.strip()[:200]
+
+
+def tail(text: str, limit: int = MAX_JUDGED_CHARS) -> str:
+    return text if len(text) <= limit else "...[truncated]...\n" + text[-limit:]
+
+
+def babyvision_truth(doc: dict) -> str:
+    """``chr(65 + choiceAns)`` for a choice item, else ``blankAns``."""
+    return chr(65 + int(doc["choiceAns"])) if babyvision_is_choice(doc) else str(doc["blankAns"])
+
+
+def judge_request(family: str, doc: dict, text: str) -> tuple[str, dict, str]:
+    """(template id, variables, verdict field) of the judgement of ``text`` on ``doc``."""
+    if family == "geometry3k":
+        variables = {"problem": doc["problem"], "answer": doc["answer"], "response": tail(text)}
+        return "unig2u.geometry3k", variables, "answer_correct"
+    if family == "auxsolidmath":
+        variables = {"problem": doc["question"], "auxiliary_lines": doc.get("auxiliary_line_description") or "",
+                     "answer": doc["answer"], "response": tail(text)}  # fmt: skip
+        return "unig2u.auxsolidmath", variables, "text_ok"
+    if family == "phyx":
+        truth = str(doc["answer"]).strip()
+        letters = LABELS if len(truth) == 1 and truth.upper() in LABELS else ()
+        return "unig2u.answer_match", {"question": doc["question"], "answer": truth,
+                                       "response": extracted_answer(text, letters)}, "correct"  # fmt: skip
+    if family == "babyvision":
+        options = list(doc["options"]) if babyvision_is_choice(doc) else None
+        letters = tuple(chr(65 + i) for i in range(len(options))) if options else ()
+        response = extracted_answer(text, letters, options)
+        return "unig2u.answer_match", {"question": doc["question"], "answer": babyvision_truth(doc),
+                                       "response": response}, "correct"  # fmt: skip
+    raise KeyError(f"{family!r} is not a judged family")
+
+
+def judged_score(result: JudgeResult, verdict: str) -> tuple[float, str]:
+    """(acc, invalid reason): the verdict when the judge answered; 0 with ``judge_invalid`` /
+    ``judge_failed`` when its reply could not be parsed or it could not be reached."""
+    if result.valid:
+        return float(result.fields[verdict]), ""
+    return 0.0, result.status
+
+
+def score_judged(family: str, doc: dict, raw_output: Any, task: str) -> dict:
+    """``process_results`` of a judged subtask: one judgement (cached by the judge layer) per answer."""
+    parsed = parse_output(raw_output)
+    if (early := _unscorable(parsed)) is not None:
+        return early
+    if not parsed.text.strip():
+        return {"acc": 0.0, "invalid_outputs": "", "details": _with_generated_images(parsed, {"empty": True})}
+    template, variables, verdict = judge_request(family, doc, parsed.text)
+    result = judge(template, variables=variables, task=task)
+    acc, invalid = judged_score(result, verdict)
+    details = {
+        "judged": variables.get("response") if family in ("phyx", "babyvision") else None,
+        "truth": variables["answer"],
+        "judge": {"template": template, "model": result.model, "status": result.status,
+                  "fields": result.fields, "reason": result.reason, "raw": None if result.valid else result.raw},
+    }  # fmt: skip
+    return {"acc": acc, "invalid_outputs": invalid, "details": _with_generated_images(parsed, details)}
 
 
 def move_puzzle_acc(metrics: dict) -> dict:

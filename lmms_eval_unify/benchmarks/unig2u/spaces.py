@@ -13,14 +13,16 @@ from dataclasses import dataclass
 
 from PIL import Image
 
-from lmms_eval_unify.benchmarks.unig2u.prompts import illusion_candidates, vsp_kind
-from lmms_eval_unify.benchmarks.unig2u.scoring import LABELS, illusion_labels
+from lmms_eval_unify.benchmarks.unig2u.prompts import babyvision_is_choice, illusion_candidates, vsp_kind
+from lmms_eval_unify.benchmarks.unig2u.scoring import LABELS, babyvision_truth, illusion_labels
 from lmms_eval_unify.instruments import FixedPlan
 
 # What the random player may say on open answers (chance levels in the tests are computed from these).
 CHART_RANDOM_RANGE = (0, 100)
 VSP_RANDOM_RANGE = (-3, 3)
 COLLISION_RANDOM_TIMES = tuple(k / 2 for k in range(21))
+FREE_RANDOM_RANGE = (0, 100)
+"""Open answers of the judged subtasks (geometry, physics, BabyVision blanks): a uniform integer."""
 
 
 def _auxiliary(inputs: list[Image.Image]) -> Image.Image:
@@ -77,6 +79,16 @@ def _illusion_space(question: str, subset: str) -> TextSpace:
     )
 
 
+def _free_guess(doc: dict, rng: random.Random) -> str:
+    return str(rng.randint(*FREE_RANDOM_RANGE))
+
+
+def _babyvision_guess(doc: dict, rng: random.Random) -> str:
+    if babyvision_is_choice(doc):
+        return chr(65 + rng.randrange(len(doc["options"])))
+    return _free_guess(doc, rng)
+
+
 MULTIPLE_CHOICE = TextSpace(_letter_truth, lambda doc, rng: rng.choice(list(_letters(doc))), "Answer: {}")
 MMSI = TextSpace(_letter_truth, lambda doc, rng: rng.choice(list(LABELS)), "`{}`")
 CHARTQA = TextSpace(lambda doc: str(doc["answer"]), lambda doc, rng: str(rng.randint(*CHART_RANDOM_RANGE)))
@@ -85,3 +97,6 @@ ILLUSION = {f"{s}_{q}": _illusion_space(q, s) for s in ("icon", "logo", "in") fo
 ICON_SCENE, ICON_SHAPE = ILLUSION["icon_scene"], ILLUSION["icon_shape"]
 LOGO_SCENE, LOGO_SHAPE = ILLUSION["logo_scene"], ILLUSION["logo_shape"]
 IN_SCENE, IN_SHAPE = ILLUSION["in_scene"], ILLUSION["in_shape"]
+GEOMETRY = TextSpace(lambda doc: str(doc["answer"]), _free_guess, "Step by step, the final answer is {}.")
+PHYX = TextSpace(lambda doc: str(doc["answer"]), _free_guess, "\\boxed{{{}}}")
+BABYVISION = TextSpace(babyvision_truth, _babyvision_guess, "\\boxed{{{}}}")

@@ -1,8 +1,9 @@
 """UniG2U subtasks: paper name (Tables 11/12 column) -> category, published parquet file(s), size, family.
 
 Names and sizes follow the metric-name contract of ``lmms_eval_unify.scoring.unig2u`` (docs/scoring.md).
-``family`` selects the prompt builder, visuals and scorer. Subtasks scored by a GPT-4o judge are listed
-in ``JUDGED`` and are not implemented yet (their judge templates are missing from the judge layer).
+``family`` selects the prompt builder, visuals and scorer; ``doc_type`` keeps only the rows of that
+BabyVision ``type`` (both BabyVision subtasks read one file). Subtasks scored by a GPT-4o judge are in
+``JUDGED``.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ class Subtask:
     n: int
     family: str
     split: str = "train"
+    doc_type: str | None = None
 
 
 MMSI = ("msr", "attr_meas", "attr_appr", "motion_cam", "motion_obj")
@@ -32,6 +34,7 @@ MMSI_FILES = {
 }
 ILLUSION_SUBSETS = {"icon": "Illusion_ICON", "logo": "Illusion_LOGO", "in": "Illusion_IN"}
 VISUAL_PUZZLES = ("algorithmic", "analogical", "deductive", "inductive", "spatial")
+BABYVISION_FILE = "babyvision/babyvision_first2types_all.parquet"
 REALUNIFY_FILES = {
     "attn_focus": "realunify_attentional_focusing",
     "mental_recon": "realunify_mental_reconstruction",
@@ -49,8 +52,14 @@ SUBTASKS: dict[str, Subtask] = {
             100,
             "vsp",
         ),
+        Subtask("geometry", "geometry_reasoning", ("geometry3k/geometry3k_train_first100.parquet",), 100, "geometry3k"),
+        Subtask("geometry_3d", "geometry_reasoning", ("auxsolidmath/auxsolidmath_test_easy_first100.parquet",), 100,
+                "auxsolidmath"),
+        Subtask("light", "physics_reasoning", ("phyx/phyx_optics100.parquet",), 100, "phyx"),
+        Subtask("mechanism", "physics_reasoning", ("phyx/phyx_mechanics100.parquet",), 100, "phyx"),
         Subtask("mental_recon", "puzzles_games", ("realunify/realunify_mental_reconstruction.parquet",), 100, "realunify"),
         Subtask("mental_track", "puzzles_games", ("realunify/realunify_mental_tracking.parquet",), 100, "realunify"),
+        Subtask("visual_track", "puzzles_games", (BABYVISION_FILE,), 83, "babyvision", doc_type="Visual Tracking"),
         Subtask("maze", "puzzles_games", ("uni_mmmu/uni_mmmu_maze100.parquet",), 100, "maze"),
         Subtask("sliding", "puzzles_games", ("uni_mmmu/uni_mmmu_sliding54.parquet",), 54, "sliding"),
         Subtask("chartqa", "chart_table", ("chartqa100/chartqa100.parquet",), 100, "chartqa"),
@@ -65,11 +74,14 @@ SUBTASKS: dict[str, Subtask] = {
             Subtask(s, "perception_reasoning", (f"visualpuzzles/{s}.parquet",), 100, "visual_puzzles", "test")
             for s in VISUAL_PUZZLES
         ],
+        Subtask("fine_discrim", "perception_reasoning", (BABYVISION_FILE,), 163, "babyvision",
+                doc_type="Fine-grained Discrimination"),
     ]
 }  # fmt: skip
 
-# Judged by GPT-4o in the paper; need judge templates (Geometry3K, AuxSolidMath, PhyX, BabyVision).
+# Scored by a GPT-4o judge (templates unig2u.geometry3k, unig2u.auxsolidmath, unig2u.answer_match).
 JUDGED = ("geometry", "geometry_3d", "light", "mechanism", "visual_track", "fine_discrim")
+JUDGED_FAMILIES = ("geometry3k", "auxsolidmath", "phyx", "babyvision")
 # Reuses the Uni-MMMU jigsaw scorer once it exists.
 NOT_YET = ("jigsaw",)
 

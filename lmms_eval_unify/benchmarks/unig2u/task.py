@@ -9,13 +9,19 @@ of their columns (absent ones are null) and a ``source`` column naming the file.
 
 from __future__ import annotations
 
+import base64
+import io
 import os
 from pathlib import Path
 
 import datasets
+from PIL import Image
 
 from lmms_eval_unify.benchmarks.unig2u.subtasks import HUB_ROOT
+from lmms_eval_unify.judges.config import JudgeConfig, resolve_endpoint
 from lmms_eval_unify.task import DATA_DIR_ENV, LocalDataMissingError, UnifyTask
+
+OFFICIAL_JUDGE = "gpt-4o-2024-11-20"
 
 
 def resolve_files(files: str | list[str], data_dir: str | None) -> list[str]:
@@ -51,10 +57,25 @@ def concatenate(parts: list[datasets.Dataset], sources: list[str]) -> datasets.D
     return datasets.concatenate_datasets(padded)
 
 
+def rows_of_type(dataset: datasets.Dataset, doc_type: str) -> datasets.Dataset:
+    """The BabyVision rows of one ``type`` (both BabyVision subtasks read the same file)."""
+    return dataset.filter(lambda row: row["type"] == doc_type)
+
+
+def base64_image(text: str) -> Image.Image:
+    """A PhyX ``image`` cell (base64-encoded image bytes) as an RGB image."""
+    with Image.open(io.BytesIO(base64.b64decode(text))) as image:
+        return image.convert("RGB")
+
+
 class UniG2UTask(UnifyTask):
-    """A ``UnifyTask`` reading one or several UniG2U parquet files."""
+    """A ``UnifyTask`` reading one or several UniG2U parquet files. A judged task (``metadata.judged``)
+    checks at construction that a judge endpoint is configured, so a run never generates answers it
+    cannot score."""
 
     def download(self, dataset_kwargs: dict | None = None) -> None:
+        if (self.config.metadata or {}).get("judged"):
+            resolve_endpoint(JudgeConfig(), OFFICIAL_JUDGE)
         split = self.config.test_split
         urls = (dataset_kwargs or {})["data_files"][split]
         paths = resolve_files(urls, os.environ.get(DATA_DIR_ENV))
