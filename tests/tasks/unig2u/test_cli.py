@@ -1,4 +1,5 @@
-"""Real-CLI runs of the UniG2U groups (Direct and GtA) on generated data, and the leaderboard's G2U gains."""
+"""Real-CLI runs of the UniG2U groups (Direct and GtA) on generated data, the judged subtasks against the
+local test judge server, and the leaderboard's G2U gains."""
 
 import csv
 import json
@@ -10,13 +11,16 @@ from pathlib import Path
 import pytest
 
 from lmms_eval_unify.benchmarks.unig2u.data import generate
+from lmms_eval_unify.benchmarks.unig2u.reference_judge import verdict
 from lmms_eval_unify.benchmarks.unig2u.subtasks import SUBTASKS
+from lmms_eval_unify.testing.openai_server import OpenAICompatServer
 
 N_ITEMS = 3
 BIN = Path(sys.executable).parent
 TASKS = [f"unig2u_{name}{suffix}" for name in SUBTASKS for suffix in ("", "_gta")]
 # Categories whose every subtask is implemented (the others print '-').
-COMPLETE = {"Real-world Apps": "real_world_apps", "Chart & Table": "chart_table",
+COMPLETE = {"Real-world Apps": "real_world_apps", "Geometry Reasoning": "geometry_reasoning",
+            "Physics Reasoning": "physics_reasoning", "Chart & Table": "chart_table",
             "Spatial Intelligence": "spatial_intelligence"}  # fmt: skip
 
 
@@ -28,12 +32,16 @@ def runs(tmp_path_factory):
            "HF_DATASETS_OFFLINE": "1"}  # fmt: skip
     env.pop("LMMS_EVAL_UNIFY_OUTPUT_DIR", None)
     out = {}
-    for model in ("unify_oracle", "unify_random"):
-        out[model] = root / model
-        command = [str(BIN / "lmms-eval"), "--model", model, "--tasks", "unig2u,unig2u_gta",
-                   "--output_path", str(out[model]), "--log_samples"]  # fmt: skip
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
-        assert done.returncode == 0, done.stderr[-3000:]
+    with OpenAICompatServer(verdict, max_lifetime_s=900) as judge_server:
+        env |= {"LMMS_EVAL_UNIFY_JUDGE_BASE_URL": judge_server.base_url,
+                "LMMS_EVAL_UNIFY_JUDGE_CACHE": str(root / "judge.sqlite")}  # fmt: skip
+        for model in ("unify_oracle", "unify_random"):
+            out[model] = root / model
+            command = [str(BIN / "lmms-eval"), "--model", model, "--tasks", "unig2u,unig2u_gta",
+                       "--output_path", str(out[model]), "--log_samples"]  # fmt: skip
+            done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+            assert done.returncode == 0, done.stderr[-3000:]
+        assert judge_server.request_count > 0
     return root, out
 
 
@@ -80,4 +88,4 @@ def test_leaderboard_gains_match_a_hand_computation(runs):
         base = 100 * sum(a for a, _ in scored) / len(scored)  # sample-weighted over the subtasks
         assert float(delta_direct[column]) == pytest.approx(100 - base, abs=1e-3), column
         assert float(delta_gta[column]) == pytest.approx(0.0, abs=1e-9), column
-    assert delta_direct["Overall"] == "-"  # Geometry/Physics are not implemented yet
+    assert delta_direct["Overall"] == "-"  # jigsaw (Puzzles & Games) is not implemented yet
