@@ -38,6 +38,14 @@ MULTI_IMAGE_FAMILIES = ("vsp", "mmsi")
 SUFFIXES = {"direct": "", "gta": "_gta", "gta_official": "_gta_official"}
 
 
+def uni_mmmu_jigsaw_generation() -> dict:
+    """The ``generation_kwargs`` of the Uni-MMMU jigsaw task (its step protocol and prompts)."""
+    loader = type("Loader", (yaml.SafeLoader,), {})
+    loader.add_constructor("!function", lambda load, node: load.construct_scalar(node))
+    text = (HERE.parent / "uni_mmmu" / "uni_mmmu_jigsaw.yaml").read_text()
+    return dict(yaml.load(text, Loader=loader)["generation_kwargs"])
+
+
 def task_config(name: str, mode: str) -> dict:
     subtask = SUBTASKS[name]
     gta = mode != "direct"
@@ -49,7 +57,23 @@ def task_config(name: str, mode: str) -> dict:
             "data_files": {subtask.split: data_files[0] if len(data_files) == 1 else data_files}
         },
     }
-    if subtask.family in PUZZLE_STEPS:
+    if subtask.family == "jigsaw":
+        # The Uni-MMMU jigsaw task is included (visuals, prompt; in GtA its two-panel step protocol); ours
+        # wins where both set a key. The score is UniG2U's (text accuracy), the answer space reads UniG2U's fields.
+        config["include"] = ["_default_template_yaml", "../uni_mmmu/uni_mmmu_jigsaw.yaml"]
+        config |= common | {
+            "dataset_name": None,
+            "doc_to_text": _Function("../uni_mmmu/utils.jigsaw_doc_to_text"),
+            "doc_to_target": "label",
+            "process_results": _Function("utils.jigsaw_process_results"),
+        }
+        protocol = (
+            uni_mmmu_jigsaw_generation()
+            if gta
+            else {"protocol": "direct", "max_new_tokens": 1024, "temperature": 0}
+        )
+        config["generation_kwargs"] = protocol | {"answer_space": f"{SPACES}:JIGSAW"}
+    elif subtask.family in PUZZLE_STEPS:
         # The Uni-MMMU task is included as is: its prompt, visuals, answer space and step protocol.
         # The first include wins in lmms-eval: ours, then the Uni-MMMU task.
         config["include"] = ["_default_template_yaml", f"../uni_mmmu/uni_mmmu_{name}.yaml"]
@@ -121,7 +145,9 @@ def main() -> None:
             for category in CATEGORY_GROUPS:
                 members = [f"unig2u_{n}{suffix}" for n in names if SUBTASKS[n].category == category]
                 if members:
-                    write_yaml(f"unig2u_{category}{suffix}", group_config(f"unig2u_{category}{suffix}", members))
+                    write_yaml(
+                        f"unig2u_{category}{suffix}", group_config(f"unig2u_{category}{suffix}", members)
+                    )
         write_yaml(f"unig2u{suffix}", group_config(f"unig2u{suffix}", [f"unig2u_{n}{suffix}" for n in names]))
 
 

@@ -1,7 +1,12 @@
 """Hooks of the UniG2U tasks: thin glue to lmms_eval_unify.benchmarks.unig2u and the Uni-MMMU puzzles."""
 
 from lmms_eval_unify.benchmarks.unig2u.prompts import direct_prompt, gta_prompt, vsp_kind
-from lmms_eval_unify.benchmarks.unig2u.scoring import move_puzzle_acc, score_answer, score_judged
+from lmms_eval_unify.benchmarks.unig2u.scoring import (
+    jigsaw_score,
+    move_puzzle_acc,
+    score_answer,
+    score_judged,
+)
 from lmms_eval_unify.benchmarks.unig2u.subtasks import SUBTASKS
 from lmms_eval_unify.benchmarks.unig2u.task import base64_image, rows_of_type
 from lmms_eval_unify.model import to_pil_images
@@ -90,6 +95,10 @@ def maze_process_results(doc: dict, results: list[str]) -> dict:
 def sliding_process_results(doc: dict, results: list[str]) -> dict:
     initial = to_pil_images(doc["initial_image"])[0]
     return move_puzzle_acc(score_move_sequence(DOMAINS["sliding"], doc, results[0], initial))
+
+
+def jigsaw_process_results(doc: dict, results: list[str]) -> dict:
+    return jigsaw_score(doc, results[0])
 
 
 def geometry3k_process_results(doc: dict, results: list[str]) -> dict:

@@ -4,7 +4,8 @@
 subtask (the Hub repository's own layout, read by ``UniG2UTask`` under ``LMMS_EVAL_UNIFY_DATA_DIR``):
 matplotlib bar charts with known values (ChartQA), grid maps with known displacements / arrival times (VSP),
 scikit-image sample photos for the multiple-choice and IllusionBench items (the question asks which photo
-is shown, so the answer is known), Uni-MMMU mazes and sliding puzzles from ``lmms_eval_unify.puzzles``, and
+is shown, so the answer is known), Uni-MMMU mazes and sliding puzzles from ``lmms_eval_unify.puzzles`` and
+jigsaw items from the Uni-MMMU generator (the published UniG2U fields only), and
 for the judged subtasks drawn figures with exact answers: triangles (Geometry3K), cuboids (AuxSolidMath),
 a mirror and a pulled block (PhyX, image as a base64 string like the published files) and BabyVision
 choice / counting items in one file with both ``type`` values.
@@ -25,6 +26,7 @@ import datasets
 import numpy as np
 from PIL import Image, ImageDraw
 
+from lmms_eval_unify.benchmarks.uni_mmmu.jigsaw import generate_jigsaw_items
 from lmms_eval_unify.benchmarks.unig2u.prompts import SCENES, SHAPES
 from lmms_eval_unify.benchmarks.unig2u.subtasks import (
     BABYVISION_FILE,
@@ -358,6 +360,15 @@ def generate(out_dir: str | Path, n: int, seed: int = 0) -> list[Path]:
     written.append(
         _write(
             collision, root / "vsp/vsp_collision_50.parquet", ("icon_image", "example_image", "test_image")
+        )
+    )
+    jigsaw = [{k: item[k] for k in ("ref_image", "cand0_image", "cand1_image", "label")}
+              for item in generate_jigsaw_items(n, seed)]  # fmt: skip
+    written.append(
+        _write(
+            [{**row, **{k: _png(row[k]) for k in ("ref_image", "cand0_image", "cand1_image")}} for row in jigsaw],
+            root / "uni_mmmu/uni_mmmu_jigsaw100.parquet",
+            ("ref_image", "cand0_image", "cand1_image"),
         )
     )
     return [*written, *_puzzles(root, n, seed)]

@@ -9,6 +9,7 @@ from pathlib import PurePath
 from typing import Any
 
 from lmms_eval_unify.answers import extract_choice, normalise_text
+from lmms_eval_unify.benchmarks.uni_mmmu.jigsaw import parse_jigsaw_choice
 from lmms_eval_unify.benchmarks.unig2u.prompts import babyvision_is_choice, vsp_kind
 from lmms_eval_unify.judges import JudgeResult, judge
 from lmms_eval_unify.record import ParsedOutput, parse_output
@@ -238,6 +239,19 @@ def score_judged(family: str, doc: dict, raw_output: Any, task: str) -> dict:
                   "fields": result.fields, "reason": result.reason, "raw": None if result.valid else result.raw},
     }  # fmt: skip
     return {"acc": acc, "invalid_outputs": invalid, "details": _with_generated_images(parsed, details)}
+
+
+def jigsaw_score(doc: dict, raw_output: Any) -> dict:
+    """UniG2U's jigsaw score: the text accuracy of the Uni-MMMU jigsaw (``choice`` of the last well-formed
+    ``<FINAL_ANSWER_JSON>`` equals ``label``); the released UniG2U code scores the text only. GtA panels are
+    kept in the record, not scored (Uni-MMMU's ``img_score`` is the ``uni_mmmu_jigsaw`` task's)."""
+    parsed = parse_output(raw_output)
+    if (early := _unscorable(parsed)) is not None:
+        return early
+    choice = parse_jigsaw_choice(parsed.text)
+    acc = float(choice is not None and choice == int(doc["label"]))
+    details = {"choice": choice, "truth": int(doc["label"])}
+    return {"acc": acc, "invalid_outputs": "", "details": _with_generated_images(parsed, details)}
 
 
 def move_puzzle_acc(metrics: dict) -> dict:

@@ -2,7 +2,9 @@
 
 Every text answer space also "generates" an auxiliary image for GtA stage 1: a copy of the first input
 image (or a blank canvas), so both instruments run the Direct and the GtA protocol alike. Maze and sliding
-use the Uni-MMMU spaces (``lmms_eval_unify.puzzles.instrument:MAZE`` / ``SLIDING``).
+use the Uni-MMMU spaces (``lmms_eval_unify.puzzles.instrument:MAZE`` / ``SLIDING``); jigsaw reuses the
+Uni-MMMU jigsaw plan, with completions built from the published fields (UniG2U's file has no ground-truth
+completion images).
 """
 
 from __future__ import annotations
@@ -13,9 +15,12 @@ from dataclasses import dataclass
 
 from PIL import Image
 
+from lmms_eval_unify.benchmarks.uni_mmmu.jigsaw import JigsawPlan, final_answer_text
 from lmms_eval_unify.benchmarks.unig2u.prompts import babyvision_is_choice, illusion_candidates, vsp_kind
 from lmms_eval_unify.benchmarks.unig2u.scoring import LABELS, babyvision_truth, illusion_labels
 from lmms_eval_unify.instruments import FixedPlan
+from lmms_eval_unify.model import to_pil_images
+from lmms_eval_unify.protocols import Phase
 
 # What the random player may say on open answers (chance levels in the tests are computed from these).
 CHART_RANDOM_RANGE = (0, 100)
@@ -100,3 +105,34 @@ IN_SCENE, IN_SHAPE = ILLUSION["in_scene"], ILLUSION["in_shape"]
 GEOMETRY = TextSpace(lambda doc: str(doc["answer"]), _free_guess, "Step by step, the final answer is {}.")
 PHYX = TextSpace(lambda doc: str(doc["answer"]), _free_guess, "\\boxed{{{}}}")
 BABYVISION = TextSpace(babyvision_truth, _babyvision_guess, "\\boxed{{{}}}")
+
+
+def jigsaw_completion(doc: dict, candidate: int) -> Image.Image:
+    """The reference 2x2 image with candidate 0 or 1 pasted into its bottom-right cell."""
+    reference, patch = to_pil_images([doc["ref_image"], doc[f"cand{candidate}_image"]])
+    width, height = reference.size
+    completed = reference.copy()
+    completed.paste(patch.resize((width - width // 2, height - height // 2)), (width // 2, height // 2))
+    return completed
+
+
+class DirectJigsawPlan(JigsawPlan):
+    """The Uni-MMMU jigsaw plan; a Direct request (phase "answer") gets the final choice too."""
+
+    def text(self, phase: Phase) -> str:
+        return final_answer_text(self.choice) if phase.name == "answer" else super().text(phase)
+
+
+@dataclass(frozen=True)
+class JigsawSpace:
+    """Oracle: the true choice and both completions; random: a uniform choice (chance 0.5) and, per panel, the
+    completion with a uniformly drawn candidate."""
+
+    def plan(self, doc: dict, inputs: list[Image.Image], rng: random.Random, oracle: bool) -> DirectJigsawPlan:
+        if oracle:
+            return DirectJigsawPlan(int(doc["label"]), (jigsaw_completion(doc, 0), jigsaw_completion(doc, 1)))
+        panels = (jigsaw_completion(doc, rng.randrange(2)), jigsaw_completion(doc, rng.randrange(2)))
+        return DirectJigsawPlan(rng.randrange(2), panels)
+
+
+JIGSAW = JigsawSpace()

@@ -12,7 +12,7 @@ from lmms_eval_unify.benchmarks.unig2u.task import concatenate, resolve_files
 from lmms_eval_unify.protocols import Phase, split_generate_then_answer_prompt
 from lmms_eval_unify.task import LocalDataMissingError
 
-TEXT_SUBTASKS = [name for name, s in SUBTASKS.items() if s.family not in ("maze", "sliding", *JUDGED_FAMILIES)]
+TEXT_SUBTASKS = [name for name, s in SUBTASKS.items() if s.family not in ("maze", "sliding", "jigsaw", *JUDGED_FAMILIES)]
 SPACE = {"realunify": spaces.MULTIPLE_CHOICE, "visual_puzzles": spaces.MULTIPLE_CHOICE, "mmsi": spaces.MMSI,
          "chartqa": spaces.CHARTQA, "vsp": spaces.VSP}  # fmt: skip
 SCORER = {"realunify": "mc", "visual_puzzles": "mc", "mmsi": "mc", "chartqa": "chartqa", "vsp": "vsp"}
@@ -148,3 +148,30 @@ def test_subtask_table_follows_the_scoring_contract():
     paper_sizes = {s: n for subs in contract.CATEGORY_SUBTASKS.values() for s, n in subs.items()}
     assert {name: s.n for name, s in SUBTASKS.items()} == {name: paper_sizes[name] for name in SUBTASKS}
     assert sum(s.n for s in SUBTASKS.values()) == 3000 - sum(paper_sizes[name] for name in NOT_YET)
+
+
+def test_jigsaw_reuses_the_uni_mmmu_parser_with_unig2u_fields(data_dir):
+    import numpy as np
+
+    from lmms_eval_unify.benchmarks.uni_mmmu.jigsaw import generate_jigsaw_items
+    from lmms_eval_unify.benchmarks.unig2u.scoring import jigsaw_score
+
+    docs = load_docs("jigsaw", data_dir)
+    assert set(docs[0]) == {"ref_image", "cand0_image", "cand1_image", "label"}  # the published columns
+    # The completion built from the published fields is the generator's ground-truth completion.
+    [item] = generate_jigsaw_items(1, seed=9)
+    doc = {k: item[k] for k in ("ref_image", "cand0_image", "cand1_image", "label")}
+    built = spaces.jigsaw_completion(doc, item["label"])
+    assert np.array_equal(np.asarray(built), np.asarray(item["gt_completed_image"]))
+    rng, hits, draws = random.Random(3), 0, 300
+    for doc in docs:
+        oracle = spaces.JIGSAW.plan(doc, [], rng, oracle=True)
+        assert jigsaw_score(doc, oracle.text(Phase("answer")))["acc"] == 1.0  # Direct
+        assert jigsaw_score(doc, oracle.text(Phase("final")))["acc"] == 1.0  # GtA final text
+        assert oracle.image(Phase("render", 1)).size == oracle.image(Phase("render", 2)).size
+        hits += sum(
+            jigsaw_score(doc, spaces.JIGSAW.plan(doc, [], rng, oracle=False).text(Phase("answer")))["acc"]
+            for _ in range(draws)
+        )
+    assert abs(hits / (draws * len(docs)) - 0.5) < 0.05
+    assert jigsaw_score(docs[0], '<FINAL_ANSWER_JSON>{"choice": "0"}</FINAL_ANSWER_JSON>')["acc"] == 0.0
