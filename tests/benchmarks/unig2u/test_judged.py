@@ -181,3 +181,16 @@ def test_unsupported_and_broken_outputs_never_reach_the_judge(docs, judge_server
         "details": {"empty": True},
     }
     assert judge_server.request_count == 0
+
+
+def test_a_judged_task_refuses_to_start_without_a_judge_endpoint(monkeypatch):
+    from types import SimpleNamespace
+
+    from lmms_eval_unify.benchmarks.unig2u.task import UniG2UTask
+    from lmms_eval_unify.judges import JudgeNotConfiguredError
+
+    for name in ("LMMS_EVAL_UNIFY_JUDGE_BASE_URL", "OPENAI_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    judged = SimpleNamespace(config=SimpleNamespace(metadata={"judged": True}))
+    with pytest.raises(JudgeNotConfiguredError, match="LMMS_EVAL_UNIFY_JUDGE_BASE_URL"):
+        UniG2UTask.download(judged, {})
