@@ -107,7 +107,8 @@ def _docs(task: str) -> datasets.Dataset:
     split = config["test_split"]
     paths = resolve_files(config["dataset_kwargs"]["data_files"][split], os.environ.get(DATA_DIR_ENV))
     parts = [datasets.load_dataset("parquet", data_files={split: p}, split=split) for p in paths]
-    return parts[0] if len(parts) == 1 else concatenate(parts, [Path(p).stem for p in paths])
+    dataset = parts[0] if len(parts) == 1 else concatenate(parts, [Path(p).stem for p in paths])
+    return config["process_docs"](dataset) if config.get("process_docs") else dataset  # BabyVision: one type
 
 
 def item_from_sample(task: str, row: dict) -> Item | str:

@@ -194,3 +194,16 @@ def test_a_judged_task_refuses_to_start_without_a_judge_endpoint(monkeypatch):
     judged = SimpleNamespace(config=SimpleNamespace(metadata={"judged": True}))
     with pytest.raises(JudgeNotConfiguredError, match="LMMS_EVAL_UNIFY_JUDGE_BASE_URL"):
         UniG2UTask.download(judged, {})
+
+
+def test_ra_al_diagnostics_read_the_babyvision_rows_of_the_task(tmp_path, monkeypatch):
+    from lmms_eval_unify.benchmarks.unig2u import diagnostics
+
+    generate(tmp_path, 2, seed=1)
+    monkeypatch.setenv("LMMS_EVAL_UNIFY_DATA_DIR", str(tmp_path))
+    diagnostics._docs.cache_clear()
+    try:
+        docs = diagnostics._docs("unig2u_visual_track_gta")  # doc_id indexes the filtered rows
+        assert len(docs) == 2 and set(docs["type"]) == {"Visual Tracking"}
+    finally:
+        diagnostics._docs.cache_clear()
