@@ -23,9 +23,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 import datasets
-import numpy as np
 from PIL import Image, ImageDraw
 
+from lmms_eval_unify.benchmarks.fixtures import png_cell, sample_photo, write_parquet
 from lmms_eval_unify.benchmarks.uni_mmmu.jigsaw import generate_jigsaw_items
 from lmms_eval_unify.benchmarks.unig2u.prompts import SCENES, SHAPES
 from lmms_eval_unify.benchmarks.unig2u.subtasks import (
@@ -43,41 +43,7 @@ PHOTOS = ("astronaut", "coffee", "chelsea", "rocket", "camera", "coins")
 
 def photo(name: str, size: int = 128) -> Image.Image:
     """A scikit-image sample photo (RGB, ``size``²)."""
-    from skimage import data as samples
-
-    array = getattr(samples, name)()
-    image = Image.fromarray(np.asarray(array)).convert("RGB")
-    return image.resize((size, size))
-
-
-def _png(image: Image.Image) -> dict:
-    buffer = io.BytesIO()
-    image.save(buffer, format="PNG")
-    return {"bytes": buffer.getvalue(), "path": None}
-
-
-def _write(
-    rows: list[dict], path: Path, images: tuple[str, ...] = (), image_lists: tuple[str, ...] = ()
-) -> Path:
-    features = {}
-    for key, value in rows[0].items():
-        if key in images:
-            features[key] = datasets.Image()
-        elif key in image_lists:
-            features[key] = datasets.Sequence(datasets.Image())
-        elif isinstance(value, list):
-            features[key] = datasets.Sequence(datasets.Value("string"))
-        elif isinstance(value, bool):
-            features[key] = datasets.Value("bool")
-        elif isinstance(value, int):
-            features[key] = datasets.Value("int64")
-        elif isinstance(value, float):
-            features[key] = datasets.Value("float64")
-        else:
-            features[key] = datasets.Value("string")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    datasets.Dataset.from_list(rows, features=datasets.Features(features)).to_parquet(str(path))
-    return path
+    return sample_photo(name, size)
 
 
 def _which_photo(rng: random.Random) -> tuple[str, list[str], str]:
@@ -99,7 +65,7 @@ def realunify_rows(n: int, rng: random.Random, task_type: str) -> list[dict]:
         prompt = (
             f"{question}\n{_options_text(names)}\nAnswer with the option's letter from the given choices."
         )
-        rows.append({"image": _png(photo(shown)), "question": question, "evaluation_prompt": prompt,
+        rows.append({"image": png_cell(photo(shown)), "question": question, "evaluation_prompt": prompt,
                      "answer": answer, "task_type": task_type, "index": i})  # fmt: skip
     return rows
 
@@ -111,7 +77,7 @@ def mmsi_rows(n: int, rng: random.Random, question_type: str) -> list[dict]:
         other = rng.choice([p for p in PHOTOS if p != shown])
         options = ", ".join(f"{label}: {name}" for label, name in zip("ABCD", names, strict=True))
         question = f"Which sample photo is shown in the second image?\nOptions: {options}"
-        rows.append({"images": [_png(photo(other)), _png(photo(shown))], "question": question, "answer": answer,
+        rows.append({"images": [png_cell(photo(other)), png_cell(photo(shown))], "question": question, "answer": answer,
                      "question_type": question_type, "id": i})  # fmt: skip
     return rows
 
@@ -120,7 +86,7 @@ def visual_puzzles_rows(n: int, rng: random.Random, category: str) -> list[dict]
     rows = []
     for i in range(n):
         shown, names, answer = _which_photo(rng)
-        rows.append({"image": _png(photo(shown)), "question": "Which sample photo is this?", "options": names,
+        rows.append({"image": png_cell(photo(shown)), "question": "Which sample photo is this?", "options": names,
                      "answer": answer, "category": category, "id": f"{category}_{i}"})  # fmt: skip
     return rows
 
@@ -134,7 +100,7 @@ def illusion_rows(n: int, rng: random.Random, subset: str) -> list[dict]:
         image = photo(rng.choice(PHOTOS))
         ImageDraw.Draw(image).text((8, 8), f"{shape}\n{scene}", fill="white")
         name = f"{shape.lower()}-{i}-{scene}-Easy-1.5-90.png"
-        rows.append({"image_name": name, "image": {**_png(image), "path": name}})
+        rows.append({"image_name": name, "image": {**png_cell(image), "path": name}})
     return rows
 
 
@@ -161,7 +127,7 @@ def chartqa_rows(n: int, rng: random.Random) -> list[dict]:
         labels = rng.sample(list(string.ascii_uppercase), 4)
         values = [rng.randint(1, 99) for _ in labels]
         k = rng.randrange(4)
-        rows.append({"image": _png(chart(labels, values)), "question": f"What is the value of product {labels[k]}?",
+        rows.append({"image": png_cell(chart(labels, values)), "question": f"What is the value of product {labels[k]}?",
                      "answer": str(values[k]), "type": "human_test" if i % 2 else "augmented"})  # fmt: skip
     return rows
 
@@ -185,15 +151,15 @@ def vsp_rows(n: int, rng: random.Random) -> tuple[list[dict], list[dict]]:
     for i in range(n):
         start, goal = rng.sample([(row, col) for row in range(6) for col in range(6)], 2)  # distinct cells
         test = grid_map(6, {start: ("S", "blue"), goal: ("G", "red")})
-        gmap.append({"example_image": _png(example), "test_image": _png(test), "gt_north_south": start[0] - goal[0],
+        gmap.append({"example_image": png_cell(example), "test_image": png_cell(test), "gt_north_south": start[0] - goal[0],
                      "gt_east_west": goal[1] - start[1], "test_id": i})  # fmt: skip
         car_dist, person_dist = rng.randint(1, 4), rng.randint(1, 4)
         car_speed, person_speed = rng.choice([0.5, 1.0, 2.0]), rng.choice([0.5, 1.0])
         test = grid_map(
             6, {(2, 2 + car_dist): ("C", "black"), (2 + person_dist, 2): ("P", "green"), (2, 2): ("G", "red")}
         )
-        collision.append({"icon_image": _png(grid_map(3, {(1, 0): ("C", "black"), (1, 1): ("P", "green"),
-                          (1, 2): ("G", "red")})), "example_image": _png(example), "test_image": _png(test),
+        collision.append({"icon_image": png_cell(grid_map(3, {(1, 0): ("C", "black"), (1, 1): ("P", "green"),
+                          (1, 2): ("G", "red")})), "example_image": png_cell(example), "test_image": png_cell(test),
                           "car_dir": "left", "car_speed": car_speed, "person_dir": "up", "person_speed": person_speed,
                           "gt_car": car_dist / car_speed, "gt_person": person_dist / person_speed, "test_id": i})  # fmt: skip
     return gmap, collision
@@ -213,7 +179,7 @@ def geometry3k_rows(n: int, rng: random.Random) -> list[dict]:
         draw.polygon([(30, 160), (226, 160), (110, 30)], outline="black")
         for xy, label in (((40, 140), f"{a}°"), ((190, 140), f"{b}°"), ((102, 45), "x°")):
             draw.text(xy, label, fill="black")
-        rows.append({"images": [_png(image)], "problem": "<image>Find x.", "answer": str(180 - a - b)})
+        rows.append({"images": [png_cell(image)], "problem": "<image>Find x.", "answer": str(180 - a - b)})
     return rows
 
 
@@ -234,13 +200,13 @@ def auxsolidmath_rows(n: int, rng: random.Random) -> list[dict]:
             f"In the cuboid ABCD-EFGH, AB = {a}, AD = {b} and AE = {c}. Find the square of the length of the "
             "space diagonal AG."
         )
-        rows.append({"original_image": _png(image), "question": question, "answer": str(a * a + b * b + c * c),
+        rows.append({"original_image": png_cell(image), "question": question, "answer": str(a * a + b * b + c * c),
                      "auxiliary_line_description": "Connect AC and AG; AC is the diagonal of the base ABCD."})  # fmt: skip
     return rows
 
 
 def _base64_png(image: Image.Image) -> str:
-    return base64.b64encode(_png(image)["bytes"]).decode("ascii")
+    return base64.b64encode(png_cell(image)["bytes"]).decode("ascii")
 
 
 def phyx_rows(n: int, rng: random.Random, category: str) -> list[dict]:
@@ -308,7 +274,7 @@ def _write_babyvision(rows: list[dict], path: Path) -> Path:
          "blankAns": datasets.Value("string"), "image": datasets.Image(), "question": datasets.Value("string"),
          "ansType": datasets.Value("string")}
     )  # fmt: skip
-    encoded = [{**row, "image": _png(row["image"])} for row in rows]
+    encoded = [{**row, "image": png_cell(row["image"])} for row in rows]
     path.parent.mkdir(parents=True, exist_ok=True)
     datasets.Dataset.from_list(encoded, features=features).to_parquet(str(path))
     return path
@@ -353,20 +319,20 @@ def generate(out_dir: str | Path, n: int, seed: int = 0) -> list[Path]:
         ("phyx/phyx_mechanics100.parquet", lambda: phyx_rows(n, rng, "Mechanics"), {}),
     ]  # fmt: skip
     for relative, rows, kinds in writers:
-        written.append(_write(rows(), root / relative, **kinds))
+        written.append(write_parquet(rows(), root / relative, **kinds))
     written.append(_write_babyvision(babyvision_rows(n, rng), root / BABYVISION_FILE))
     gmap, collision = vsp_rows(n, rng)
-    written.append(_write(gmap, root / "vsp/vsp_google_map_50.parquet", ("example_image", "test_image")))
+    written.append(write_parquet(gmap, root / "vsp/vsp_google_map_50.parquet", ("example_image", "test_image")))
     written.append(
-        _write(
+        write_parquet(
             collision, root / "vsp/vsp_collision_50.parquet", ("icon_image", "example_image", "test_image")
         )
     )
     jigsaw = [{k: item[k] for k in ("ref_image", "cand0_image", "cand1_image", "label")}
               for item in generate_jigsaw_items(n, seed)]  # fmt: skip
     written.append(
-        _write(
-            [{**row, **{k: _png(row[k]) for k in ("ref_image", "cand0_image", "cand1_image")}} for row in jigsaw],
+        write_parquet(
+            [{**row, **{k: png_cell(row[k]) for k in ("ref_image", "cand0_image", "cand1_image")}} for row in jigsaw],
             root / "uni_mmmu/uni_mmmu_jigsaw100.parquet",
             ("ref_image", "cand0_image", "cand1_image"),
         )
