@@ -1,0 +1,69 @@
+"""GapEval sets in the local-data layout ``<out>/gapeval/<category>/test.parquet`` (schema: ``items.py``).
+
+``generate`` writes offline items of all four categories; ``prepare_main`` converts the official raw layout
+(``lmms-eval-unify data prepare gapeval --root DIR --out OUT``, see ``prepare.py``).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import datasets
+
+from lmms_eval_unify.benchmarks.fixtures import png_cell
+from lmms_eval_unify.benchmarks.gapeval.items import make_items
+from lmms_eval_unify.scoring.gapeval import CATEGORIES
+
+SPLIT = "test"
+FEATURES = {
+    "id": datasets.Value("string"),
+    "category": datasets.Value("string"),
+    "subcategory": datasets.Value("string"),
+    "und_prompt": datasets.Value("string"),
+    "gen_prompt": datasets.Value("string"),
+    "reference": datasets.Value("string"),
+    "images": datasets.Sequence(datasets.Image()),
+    "ref_image": datasets.Image(),
+    "gen_uses_image": datasets.Value("bool"),
+}
+OFFLINE_FEATURES = {
+    "answer_pool": datasets.Sequence(datasets.Value("string")),
+    "pool_images": datasets.Sequence(datasets.Image()),
+}
+IMAGE_LISTS = ("images", "pool_images")
+
+
+def category_path(out_dir: str | Path, category: str) -> Path:
+    return Path(out_dir) / "gapeval" / category / f"{SPLIT}.parquet"
+
+
+def write_rows(rows: list[dict[str, Any]], path: Path) -> Path:
+    """Rows in the GapEval schema (PIL images, image cells or ``None``) as one parquet file."""
+    features = {**FEATURES, **{k: v for k, v in OFFLINE_FEATURES.items() if k in rows[0]}}
+    encoded = [
+        {
+            key: [png_cell(im) for im in row[key]]
+            if key in IMAGE_LISTS
+            else (None if row[key] is None else png_cell(row[key]))
+            if key == "ref_image"
+            else row[key]
+            for key in features
+        }
+        for row in rows
+    ]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    datasets.Dataset.from_list(encoded, features=datasets.Features(features)).to_parquet(str(path))
+    return path
+
+
+def generate(out_dir: str | Path, n: int, seed: int = 0) -> list[Path]:
+    """``n`` offline items of every category."""
+    return [write_rows(make_items(c, n, seed), category_path(out_dir, c)) for c in CATEGORIES]
+
+
+def prepare_main(argv: list[str]) -> int:
+    """``lmms-eval-unify data prepare gapeval ...`` (see ``lmms_eval_unify.benchmarks.gapeval.prepare``)."""
+    from lmms_eval_unify.benchmarks.gapeval.prepare import prepare_main as main
+
+    return main(argv)
