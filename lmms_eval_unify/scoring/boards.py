@@ -7,7 +7,7 @@ its scoring module.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -359,6 +359,22 @@ def gapeval_scored(models: Mapping[str, ModelResults], options: Options) -> list
     return scored
 
 
+def gapeval_unpaired(models: Mapping[str, ModelResults], warn=None) -> list[str]:
+    """One line per model, category and missing direction for questions answered in one direction only
+    (counted as wrong on the missing side); each line is also printed as a warning."""
+    import sys
+
+    lines = []
+    for label, res in models.items():
+        for category in ge.CATEGORIES:
+            und, gen = (res.supported(t) for t in ge.task_names(category))
+            if und and gen:
+                lines += [f"{label} / {category}: {line}" for line in ge.describe_unpaired(und, gen)]
+    for line in lines:
+        print(f"warning: GapEval unpaired: {line}", file=warn or sys.stderr)
+    return lines
+
+
 def gap_inputs(scored: list[Scored]) -> dict[str, dict[str, tuple[float, float, float, float]]]:
     """Joint proportions (p11, p10, p01, p00) per category of the models that ran all four categories."""
     return {
@@ -385,7 +401,10 @@ def fit_gaps(
 
 
 def gapeval_boards(
-    scored: list[Scored], gaps: Mapping[str, Mapping[str, float]], options: Options
+    scored: list[Scored],
+    gaps: Mapping[str, Mapping[str, float]],
+    options: Options,
+    unpaired: Sequence[str] = (),
 ) -> tuple[list[Board], dict]:
     """GapEval Table 2 (Succ./Und./Gen./Gap per category, overall Gap) and Fig. 3's (ability, gap) points."""
     if not scored:
@@ -400,6 +419,7 @@ def gapeval_boards(
         "Succ. = both directions correct, Und./Gen. = text/image accuracy (%); Gap↓ from the MIRT fit "
         f"(lmms_eval_unify.scoring.gap_score, {options.gap_variant} variant) for models that ran all four categories. "
         "Intervals (CSV/HTML) cover Succ./Und./Gen. only.",
+        *(f"Unpaired: {line}" for line in unpaired),
     ]
     board = Board(
         "gapeval_table2", "GapEval (Table 2)", [*columns, (ge.OVERALL_GAP, (ge.OVERALL_GAP,))], rows, notes

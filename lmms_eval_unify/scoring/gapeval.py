@@ -2,12 +2,13 @@
 
 Each GapEval question is asked in both directions (`gapeval_<category>_und`, `gapeval_<category>_gen`,
 the same doc_ids). Und./Gen. are the two accuracies; Succ. is the share of questions answered
-correctly in both. The Gap Score itself is a MIRT fit (`lmms_eval_unify.scoring.gap_score`).
+correctly in both (a question answered in one direction only counts as wrong on the other side and is
+reported). The Gap Score itself is a MIRT fit (`lmms_eval_unify.scoring.gap_score`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 
 import numpy as np
 
@@ -32,12 +33,49 @@ def task_names(category: str) -> tuple[str, str]:
     return f"gapeval_{category}_und", f"gapeval_{category}_gen"
 
 
+def pair_key(row: Mapping) -> Hashable:
+    """What pairs a question's two directions: ``(question_id, repeat)`` when the task wrote them (our GapEval
+    tasks do, so runs with different ``--limit``/repeats still pair correctly), else ``doc_id``."""
+    if row.get("question_id") is not None:
+        return str(row["question_id"]), int(row.get("repeat") or 0)
+    return row["doc_id"]
+
+
+def unpaired(und_rows: Sequence[Mapping], gen_rows: Sequence[Mapping]) -> tuple[list, list]:
+    """(questions answered only in text, questions answered only with an image), by :func:`pair_key`."""
+    und, gen = {pair_key(r) for r in und_rows}, {pair_key(r) for r in gen_rows}
+    return sorted(und - gen, key=str), sorted(gen - und, key=str)
+
+
+def describe_unpaired(und_rows: Sequence[Mapping], gen_rows: Sequence[Mapping], shown: int = 10) -> list[str]:
+    """Report lines for :func:`unpaired` questions (ids as ``question_id``, ``question_id#r<repeat>`` or the
+    doc_id; the first ``shown`` of each side)."""
+
+    def name(key: Hashable) -> str:
+        return key if not isinstance(key, tuple) else key[0] if key[1] == 0 else f"{key[0]}#r{key[1]}"
+
+    lines = []
+    for missing, keys in zip(("a generation answer", "an understanding answer"), unpaired(und_rows, gen_rows), strict=True):
+        if keys:
+            more = f", ... ({len(keys) - shown} more)" if len(keys) > shown else ""
+            ids = ", ".join(str(name(k)) for k in keys[:shown])
+            lines.append(
+                f"{len(keys)} question(s) without {missing}, counted as wrong there: {ids}{more}"
+            )
+    return lines
+
+
 def joint_features(und_rows: Sequence[Mapping], gen_rows: Sequence[Mapping]) -> Features:
-    """Per-question understanding, generation and joint correctness (percent), paired by doc_id."""
-    gen_by_doc = {row["doc_id"]: row for row in gen_rows}
-    und = [row for row in und_rows if row["doc_id"] in gen_by_doc]
-    gen = [gen_by_doc[row["doc_id"]] for row in und]
-    u, g = field(und, "correct", "zero"), field(gen, "correct", "zero")
+    """Per-question understanding, generation and joint correctness (percent), paired by :func:`pair_key`.
+
+    A question with only one direction in the samples keeps its answered side; the missing side counts as
+    wrong (``unpaired`` lists them for the report).
+    """
+    und_by_key = {pair_key(row): row for row in und_rows}
+    gen_by_key = {pair_key(row): row for row in gen_rows}
+    keys = sorted(und_by_key.keys() | gen_by_key.keys(), key=lambda k: (str(type(k)), k))
+    u = field([und_by_key.get(k, {}) for k in keys], "correct", "zero")
+    g = field([gen_by_key.get(k, {}) for k in keys], "correct", "zero")
     return {"und": 100.0 * u, "gen": 100.0 * g, "succ": 100.0 * u * g}
 
 

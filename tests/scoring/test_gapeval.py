@@ -6,7 +6,9 @@ import pytest
 from scoring.paper_table_io import cell, read_table
 
 from lmms_eval_unify.scoring import gapeval as ge
+from lmms_eval_unify.scoring.leaderboard import main as leaderboard
 from lmms_eval_unify.scoring.samples import feature_means
+from lmms_eval_unify.scoring.synthetic import write_run
 
 
 def test_joint_features_pair_questions_by_doc_id():
@@ -39,3 +41,63 @@ def test_parts_row_and_ability():
     row = ge.parts_row(means)
     assert row["reasoning Succ."] == 10.0 and row["world_knowledge Und."] is None
     assert ge.ability(row) == 30.0
+
+
+def test_joint_features_pair_on_question_id_and_repeat_when_present():
+    # Same questions, different doc_ids (e.g. one direction ran with repeats): pairing follows question_id.
+    und = [{"doc_id": i, "question_id": q, "repeat": r, "correct": c}
+           for i, (q, r, c) in enumerate([("a", 0, 1), ("a", 1, 1), ("b", 0, 1), ("b", 1, 0)])]  # fmt: skip
+    gen = [{"doc_id": 7, "question_id": "b", "repeat": 1, "correct": 1},
+           {"doc_id": 8, "question_id": "a", "repeat": 0, "correct": 1},
+           {"doc_id": 9, "question_id": "a", "repeat": 1, "correct": 0},
+           {"doc_id": 0, "question_id": "b", "repeat": 0, "correct": 1}]  # fmt: skip
+    means = feature_means(ge.joint_features(und, gen))
+    assert means == pytest.approx({"und": 75.0, "gen": 75.0, "succ": 50.0})  # (a,0) and (b,0) both right
+    assert ge.unpaired(und, gen) == ([], [])
+
+
+def test_a_missing_side_counts_as_wrong_and_is_reported():
+    und = [{"doc_id": 0, "correct": 1}, {"doc_id": 1, "correct": 1}, {"doc_id": 2, "correct": 1}]
+    gen = [{"doc_id": 0, "correct": 1}, {"doc_id": 3, "correct": 1}]  # doc 1, 2: no image; doc 3: no text
+    means = feature_means(ge.joint_features(und, gen))
+    # Four questions: und right on 0-2 (doc 3 missing -> wrong), gen right on 0 and 3, both on 0 only.
+    assert means == pytest.approx({"und": 75.0, "gen": 50.0, "succ": 25.0})
+    assert ge.unpaired(und, gen) == ([1, 2], [3])
+    lines = ge.describe_unpaired(und, gen, shown=1)
+    assert lines == [
+        "2 question(s) without a generation answer, counted as wrong there: 1, ... (1 more)",
+        "1 question(s) without an understanding answer, counted as wrong there: 3",
+    ]
+    keyed = [{"doc_id": 0, "question_id": "q7", "repeat": 2, "correct": 1}]
+    assert ge.describe_unpaired(keyed, []) == [
+        "1 question(s) without a generation answer, counted as wrong there: q7#r2"
+    ]
+
+
+def test_leaderboard_reports_unpaired_questions(tmp_path, capsys):
+    tasks = {}
+    for category in ge.CATEGORIES:
+        und, gen = ge.task_names(category)
+        tasks[und] = [{"question_id": f"q{i}", "correct": 1} for i in range(3)]
+        tasks[gen] = [
+            {"question_id": f"q{i}", "correct": 1} for i in range(3 if category != "reasoning" else 2)
+        ]
+    write_run(tmp_path / "runs", "uni-model", tasks)
+    args = [
+        tmp_path / "runs",
+        "--benchmark",
+        "gapeval",
+        "-o",
+        tmp_path / "lb",
+        "--no-plots",
+        "--bootstrap",
+        0,
+    ]
+    assert leaderboard([str(a) for a in args]) == 0
+    captured = capsys.readouterr()
+    line = "uni-model / reasoning: 1 question(s) without a generation answer, counted as wrong there: q2"
+    assert f"warning: GapEval unpaired: {line}" in captured.err
+    assert f"Unpaired: {line}" in captured.out and captured.out.count("Unpaired:") == 1
+    board = (tmp_path / "lb" / "leaderboard.md").read_text()
+    assert "Unpaired: " in board
+    assert "| 66.67 | 100.00 | 66.67 |" in board  # reasoning Succ./Und./Gen.: q2's missing image is wrong
