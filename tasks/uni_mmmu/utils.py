@@ -1,5 +1,6 @@
-"""Hooks of the Uni-MMMU tasks: thin glue to lmms_eval_unify (puzzles, output contract)."""
+"""Hooks of the Uni-MMMU tasks: thin glue to lmms_eval_unify (puzzles, judged tasks, output contract)."""
 
+from lmms_eval_unify.benchmarks.uni_mmmu import code, geometry, science
 from lmms_eval_unify.benchmarks.uni_mmmu.jigsaw import score_jigsaw
 from lmms_eval_unify.model import to_pil_images
 from lmms_eval_unify.puzzles import DOMAINS
@@ -39,3 +40,42 @@ def jigsaw_doc_to_text(doc: dict, lmms_eval_specific_kwargs: dict | None = None)
 
 def jigsaw_process_results(doc: dict, results: list[str]) -> dict:
     return score_jigsaw(doc, results[0])
+
+
+def geometry_doc_to_visual(doc: dict) -> list:
+    return to_pil_images(doc["original_image"])
+
+
+def geometry_doc_to_text(doc: dict, lmms_eval_specific_kwargs: dict | None = None) -> str:
+    kwargs = lmms_eval_specific_kwargs or {}
+    base = geometry.prompt(doc, kwargs["prompt"])
+    return f"[GEN_PROMPT]{base}\n{kwargs['overlay_step']}[/GEN_PROMPT][QUESTION]{base}\n{kwargs['reasoning_step']}[/QUESTION]"
+
+
+def geometry_process_results(doc: dict, results: list[str]) -> dict:
+    return geometry.score_geometry(doc, results[0])
+
+
+def science_doc_to_visual(doc: dict) -> list:
+    return to_pil_images(doc["initial_image"])
+
+
+def science_doc_to_text(doc: dict, lmms_eval_specific_kwargs: dict | None = None) -> str:
+    kwargs = lmms_eval_specific_kwargs or {}
+    return f"{kwargs['prompt']}\nInitial image: (image 1)\nCondition: {doc['input_prompt']}"
+
+
+def science_process_results(doc: dict, results: list[str]) -> dict:
+    return science.score_science(doc, results[0])
+
+
+def code_doc_to_visual(doc: dict) -> list:
+    return []
+
+
+def code_doc_to_text(doc: dict, lmms_eval_specific_kwargs: dict | None = None) -> str:
+    return f"{(lmms_eval_specific_kwargs or {})['prompt']}\n{doc['svg']}"
+
+
+def code_process_results(doc: dict, results: list[str]) -> dict:
+    return code.score_code(doc, results[0])

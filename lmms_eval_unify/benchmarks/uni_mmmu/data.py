@@ -6,7 +6,10 @@ from pathlib import Path
 from typing import Any
 
 from lmms_eval_unify.benchmarks.fixtures import write_parquet
+from lmms_eval_unify.benchmarks.uni_mmmu.code import generate_code_items
+from lmms_eval_unify.benchmarks.uni_mmmu.geometry import generate_geometry_items
 from lmms_eval_unify.benchmarks.uni_mmmu.jigsaw import generate_jigsaw_items
+from lmms_eval_unify.benchmarks.uni_mmmu.science import generate_science_items
 from lmms_eval_unify.puzzles.dataset import write_uni_mmmu_puzzles
 
 
@@ -21,6 +24,9 @@ def generate(out_dir: str | Path, n: int, seed: int = 0) -> list[Path]:
     return [
         *write_uni_mmmu_puzzles(out_dir, n, n, seed),
         write_rows(generate_jigsaw_items(n, seed), root / "jigsaw" / "test.parquet"),
+        write_rows(generate_geometry_items(n, seed), root / "geometry" / "test.parquet"),
+        write_rows(generate_science_items(n, seed), root / "science" / "test.parquet"),
+        write_rows(generate_code_items(n, seed), root / "code" / "test.parquet"),
     ]
 
 

@@ -1,23 +1,34 @@
 """Convert the official Uni-MMMU eval data (``tar -xf data.tar`` of HF ``Vchitect/Uni-MMMU-Eval``) into our
-task datasets. Implemented: jigsaw (``data/jigsaw_dataset_2x2ref/metadata.json``). Every referenced file
-is checked; missing or unreadable files and bad labels are reported and the item is skipped (exit 1)."""
+task datasets: jigsaw (``data/jigsaw_dataset_2x2ref/metadata.json``), geometry
+(``data/math_data/filtered.json``), science (``data/science/dim_all.json``) and code
+(``data/svg/metadata.json``). A subtask whose source file is absent is skipped with a note. Every referenced
+file is checked; missing or unreadable files, bad labels, missing texts and unsafe SVGs are reported and the
+item is skipped (exit 1). Maze and sliding come from the Hub copy or ``data generate``."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import re
 from pathlib import Path
 from typing import Any
 
 from PIL import Image, UnidentifiedImageError
 
 from lmms_eval_unify.benchmarks.uni_mmmu.data import write_rows
+from lmms_eval_unify.benchmarks.uni_mmmu.svg import UnsafeSVGError, render_svg
 
 JIGSAW_METADATA = Path("data/jigsaw_dataset_2x2ref/metadata.json")
+GEOMETRY_JSON = Path("data/math_data/filtered.json")
+SCIENCE_JSON = Path("data/science/dim_all.json")
+SVG_METADATA = Path("data/svg/metadata.json")
 
 
-def _image(root: Path, relative: str, problems: list[str], item_id: str) -> Image.Image | None:
-    candidates = [root / relative, root / JIGSAW_METADATA.parent / relative]
+def _image(
+    root: Path, relative: str, problems: list[str], item_id: str, folder: Path | None = None
+) -> Image.Image | None:
+    """The image at ``relative`` (to the data root or to ``folder`` under it, default the jigsaw folder)."""
+    candidates = [root / relative, root / (folder or JIGSAW_METADATA.parent) / relative]
     for path in candidates:
         if path.is_file():
             try:
@@ -53,15 +64,122 @@ def jigsaw_rows(root: Path, problems: list[str]) -> list[dict[str, Any]]:
     return rows
 
 
+def _texts(item: dict, keys: tuple[str, ...], problems: list[str], item_id: str) -> bool:
+    missing = [key for key in keys if not str(item.get(key) or "").strip()]
+    if missing:
+        problems.append(f"{item_id}: empty {', '.join(missing)}")
+    return not missing
+
+
+def _sanitised(name: str) -> str:
+    """The official case-folder name of a key (``UtilityHelpers.sanitize_filename``)."""
+    return re.sub(r"[^a-zA-Z0-9_\-\.]+", "_", (name or "").strip())[:120] or "item"
+
+
+def geometry_rows(root: Path, problems: list[str]) -> list[dict[str, Any]]:
+    """Rows of the geometry dataset (``{big_key: {small_key: item}}``; images relative to ``math_data/``)."""
+    data = json.loads((root / GEOMETRY_JSON).read_text(encoding="utf-8"))
+    rows = []
+    for big_key, group in data.items():
+        for small_key, item in group.items():
+            item_id = f"{_sanitised(big_key)}__{_sanitised(small_key)}"
+            texts = {
+                "problem_text_en": item.get("problem_text_en") or item.get("problem_text") or "",
+                "auxiliary_text_en": item.get("auxiliary_text_en") or "",
+                "solution_en": item.get("solution_en") or item.get("solution") or "",
+            }
+            ok = _texts(texts, tuple(texts), problems, item_id)
+            images = {key: _image(root, str(item.get(key) or ""), problems, item_id, GEOMETRY_JSON.parent)
+                      for key in ("original_image", "auxiliary_image")}  # fmt: skip
+            if not ok or any(image is None for image in images.values()):
+                continue
+            choices = item.get("choices_en") or []
+            rows.append({"id": item_id, "type": str(item.get("type") or ""), **texts,
+                         "choices_en": [str(c) for c in choices] if isinstance(choices, list) else [str(choices)],
+                         **images})  # fmt: skip
+    return rows
+
+
+def science_rows(root: Path, problems: list[str]) -> list[dict[str, Any]]:
+    """Rows of the science dataset, in the official order (``case_NN`` = row NN, 1-based)."""
+    blocks = json.loads((root / SCIENCE_JSON).read_text(encoding="utf-8"))
+    samples = [(block, sample) for block in blocks for sample in block.get("samples", [])]
+    rows = []
+    for index, (block, sample) in enumerate(samples, 1):
+        item_id = f"case_{index:02d}"
+        paths = sample.get("input_image_file_path_list") or []
+        ok = _texts(sample, ("input_prompt", "output_prompt"), problems, item_id)
+        if not paths:
+            problems.append(f"{item_id}: no input image")
+            continue
+        image = _image(root, str(paths[0]), problems, item_id, SCIENCE_JSON.parent)
+        if not ok or image is None:
+            continue
+        rows.append({"id": item_id, "level_1_category": str(block.get("level_1_category") or ""),
+                     "level_2_category": str(block.get("level_2_category") or ""),
+                     "input_prompt": sample["input_prompt"].strip(), "output_prompt": sample["output_prompt"].strip(),
+                     "initial_image": image})  # fmt: skip
+    return rows
+
+
+def code_rows(root: Path, problems: list[str]) -> list[dict[str, Any]]:
+    """Rows of the code dataset; the reference is the shipped PNG, else the SVG rasterised (as official)."""
+    folder = root / SVG_METADATA.parent
+    samples = json.loads((root / SVG_METADATA).read_text(encoding="utf-8")).get("samples", [])
+    rows = []
+    for index, sample in enumerate(samples, 1):
+        item_id = str(sample.get("id") or f"noid_{index:02d}")
+        svg_path = folder / str(sample.get("svg") or "")
+        if not sample.get("svg") or not svg_path.is_file():
+            problems.append(f"{item_id}: missing svg {sample.get('svg')}")
+            continue
+        program = svg_path.read_text(encoding="utf-8")
+        try:
+            rendered = render_svg(program)
+        except (UnsafeSVGError, ValueError, OSError) as exc:  # cairosvg raises ValueError/XML errors
+            problems.append(f"{item_id}: SVG does not render safely: {exc}")
+            continue
+        reference = (
+            _image(root, str(sample["png"]), problems, item_id, SVG_METADATA.parent)
+            if sample.get("png")
+            else rendered
+        )
+        if reference is None:
+            continue
+        rows.append({"id": item_id, "difficulty": str(sample.get("difficulty") or ""), "svg": program,
+                     "gt_image": reference})  # fmt: skip
+    return rows
+
+
+SUBTASKS = {
+    "jigsaw": (JIGSAW_METADATA, jigsaw_rows),
+    "geometry": (GEOMETRY_JSON, geometry_rows),
+    "science": (SCIENCE_JSON, science_rows),
+    "code": (SVG_METADATA, code_rows),
+}
+
+
 def prepare(root: str | Path, out_dir: str | Path) -> list[str]:
-    """Write ``<out>/uni_mmmu/jigsaw/test.parquet``; returns the problems found (empty = all valid)."""
+    """Write ``<out>/uni_mmmu/<subtask>/test.parquet`` for every subtask found under ``root``; returns the
+    problems found (empty = all valid; no subtask at all is a problem)."""
     problems: list[str] = []
-    rows = jigsaw_rows(Path(root), problems)
-    if rows:
-        write_rows(rows, Path(out_dir) / "uni_mmmu" / "jigsaw" / "test.parquet")
-    print(f"jigsaw: {len(rows)} items written, {len(problems)} problems")
-    for problem in problems:
-        print(f"  {problem}")
+    found = 0
+    for name, (source, rows_of) in SUBTASKS.items():
+        if not (Path(root) / source).is_file():
+            print(f"{name}: {source} not found, skipped")
+            continue
+        found += 1
+        subtask_problems: list[str] = []
+        rows = rows_of(Path(root), subtask_problems)
+        if rows:
+            write_rows(rows, Path(out_dir) / "uni_mmmu" / name / "test.parquet")
+        print(f"{name}: {len(rows)} items written, {len(subtask_problems)} problems")
+        for problem in subtask_problems:
+            print(f"  {problem}")
+        problems += subtask_problems
+    if not found:
+        problems.append(f"no Uni-MMMU data under {root} (expected e.g. {JIGSAW_METADATA})")
+        print(problems[-1])
     return problems
 
 

@@ -11,10 +11,17 @@ from __future__ import annotations
 import io
 import random
 import re
+import xml.etree.ElementTree as ET
 
 from PIL import Image
 
 PALETTE = ("#E74C3C", "#3498DB", "#2ECC71", "#F1C40F", "#9B59B6", "#34495E", "#1ABC9C", "#E67E22")
+COLOUR_NAMES = dict(
+    zip(PALETTE, ("red", "blue", "green", "yellow", "purple", "dark slate", "teal", "orange"), strict=True)
+)
+SHAPE_NAMES = {"circle": "circle", "rect": "square", "polygon": "triangle"}
+SVG_NS = "{http://www.w3.org/2000/svg}"
+XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
 TIERS = ("A", "B", "C")
 CANVAS = 256
 DECLARATION = re.compile(r"<!\s*(DOCTYPE|ENTITY)", re.IGNORECASE)
@@ -77,3 +84,27 @@ def generate_svg(tier: str, rng: random.Random) -> str:
         overlap = _shape(rng, 128, 140, 50, colours[1]).replace("/>", ' fill-opacity="0.7"/>')
         return _document(defs + overlap + uses)
     raise ValueError(f"tier must be one of {TIERS}, got {tier!r}")
+
+
+def drawn_shapes(svg: str) -> list[tuple[str, str]]:
+    """(shape name, palette colour) of every shape a program of :func:`generate_svg` draws, in paint order
+    (a ``<use>`` draws its motif). Only for our own generated programs (trusted input)."""
+    root = ET.fromstring(svg)
+    motifs = {group.get("id"): group[0] for group in root.iter(f"{SVG_NS}g")}
+    shapes = []
+    for element in root:
+        tag = element.tag.removeprefix(SVG_NS)
+        if tag == "use":
+            element = motifs[element.get(XLINK_HREF, "").lstrip("#")]
+            tag = element.tag.removeprefix(SVG_NS)
+        if tag in SHAPE_NAMES:
+            shapes.append((SHAPE_NAMES[tag], element.get("fill", "")))
+    return shapes
+
+
+def describe_svg(svg: str) -> str:
+    """A ``<RENDER_SUMMARY>``-style description of a generated program: how many shapes, and each one's
+    type and palette colour in paint order."""
+    shapes = drawn_shapes(svg)
+    listed = ", ".join(f"a {COLOUR_NAMES[colour]} ({colour}) {name}" for name, colour in shapes)
+    return f"{len(shapes)} filled shape{'s' if len(shapes) != 1 else ''} on a white canvas, in paint order: {listed}."

@@ -1,4 +1,5 @@
-"""Real-CLI runs of the uni_mmmu group (maze, sliding, jigsaw) with both baselines on generated data."""
+"""Real-CLI runs of the uni_mmmu group (all six tasks) with both baselines on generated data; the judged
+tasks (geometry, science, code) against the local judge server with the reference policy."""
 
 import json
 import os
@@ -10,10 +11,16 @@ import pytest
 
 from lmms_eval_unify.benchmarks.uni_mmmu.data import generate
 from lmms_eval_unify.benchmarks.uni_mmmu.jigsaw import METRICS_ENV
+from lmms_eval_unify.benchmarks.uni_mmmu.reference_judge import verdict
 from lmms_eval_unify.metrics.tiny import TINY_DREAMSIM_TYPE, write_tiny_dreamsim_checkpoint
+from lmms_eval_unify.testing.openai_server import OpenAICompatServer
 
 BIN = Path(sys.executable).parent
 N_ITEMS = 8
+TASKS = [f"uni_mmmu_{name}" for name in ("maze", "sliding", "jigsaw", "geometry", "science", "code")]
+JUDGED = {"uni_mmmu_geometry": ("img_acc", "text_acc"), "uni_mmmu_science": ("reasoning_acc", "text_acc", "img_acc"),
+          "uni_mmmu_code": ("text_acc", "shape_color_score", "position_score")}  # fmt: skip
+FULL_MARKS = {"shape_color_score": 5.0, "position_score": 5.0}  # the code judge's 0-5 scale
 
 
 @pytest.fixture(scope="module")
@@ -22,27 +29,34 @@ def runs(tmp_path_factory):
     generate(root / "data", N_ITEMS, seed=4)
     (root / "dreamsim").mkdir()
     write_tiny_dreamsim_checkpoint(root / "dreamsim")
-    metrics = {"dreamsim": {"backbone": TINY_DREAMSIM_TYPE, "weights": str(root / "dreamsim"), "device": "cpu"}}
+    metrics = {
+        "dreamsim": {"backbone": TINY_DREAMSIM_TYPE, "weights": str(root / "dreamsim"), "device": "cpu"}
+    }
     env = {**os.environ, "LMMS_EVAL_UNIFY_DATA_DIR": str(root / "data"), "HF_HUB_OFFLINE": "1",
            "HF_DATASETS_OFFLINE": "1", METRICS_ENV: json.dumps(metrics)}  # fmt: skip
     env.pop("LMMS_EVAL_UNIFY_OUTPUT_DIR", None)
     results = {}
-    for model in ("unify_oracle", "unify_random"):
-        command = [str(BIN / "lmms-eval"), "--model", model, "--tasks", "uni_mmmu",
-                   "--output_path", str(root / model), "--log_samples"]  # fmt: skip
-        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
-        assert done.returncode == 0, done.stderr[-3000:]
-        results[model] = json.loads(next((root / model).rglob("*_results.json")).read_text())["results"]
+    with OpenAICompatServer(verdict, max_lifetime_s=900) as judge_server:
+        env |= {"LMMS_EVAL_UNIFY_JUDGE_BASE_URL": judge_server.base_url,
+                "LMMS_EVAL_UNIFY_JUDGE_CACHE": str(root / "judge.sqlite")}  # fmt: skip
+        for model in ("unify_oracle", "unify_random"):
+            command = [str(BIN / "lmms-eval"), "--model", model, "--tasks", "uni_mmmu",
+                       "--output_path", str(root / model), "--log_samples"]  # fmt: skip
+            done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+            assert done.returncode == 0, done.stderr[-3000:]
+            results[model] = json.loads(next((root / model).rglob("*_results.json")).read_text())["results"]
+        assert judge_server.request_count > 0
     return results
 
 
 @pytest.mark.slow
 def test_oracle_scores_100_on_every_subtask(runs):
     oracle = runs["unify_oracle"]
-    for task in ("uni_mmmu_maze", "uni_mmmu_sliding", "uni_mmmu_jigsaw"):
+    for task in TASKS:
         metrics = {k.split(",")[0]: v for k, v in oracle[task].items() if "," in k and "stderr" not in k}
         scores = {k: v for k, v in metrics.items() if k not in ("invalid_outputs", "details")}
-        assert len(scores) >= 2 and all(v == pytest.approx(1.0) for v in scores.values()), (task, scores)
+        assert len(scores) >= 2, (task, scores)
+        assert all(v == pytest.approx(FULL_MARKS.get(k, 1.0)) for k, v in scores.items()), (task, scores)
         assert metrics["invalid_outputs"] == 0
 
 
@@ -52,3 +66,14 @@ def test_random_jigsaw_is_below_oracle(runs):
     assert 0.0 <= jig["text_acc,none"] <= 1.0
     assert jig["img_score,none"] < 1.0
     assert jig["invalid_outputs,none"] == 0
+
+
+@pytest.mark.slow
+def test_random_is_between_zero_and_the_oracle_on_the_judged_tasks(runs):
+    random_ = runs["unify_random"]
+    for task, metrics in JUDGED.items():
+        assert random_[task]["invalid_outputs,none"] == 0
+        for metric in metrics:
+            assert 0.0 <= random_[task][f"{metric},none"] < FULL_MARKS.get(metric, 1.0), (task, metric)
+    # Two fair coins per item (truth or a plausible wrong answer): the mean is below the oracle's.
+    assert sum(random_[t][f"{m},none"] / FULL_MARKS.get(m, 1.0) for t, ms in JUDGED.items() for m in ms) < 6
