@@ -1,7 +1,7 @@
 """GapEval Table 2 parts: per-category Succ./Und./Gen. from paired understanding and generation samples.
 
-Each GapEval question is asked in both directions (`gapeval_<category>_und`, `gapeval_<category>_gen`,
-the same doc_ids). Und./Gen. are the two accuracies; Succ. is the share of questions answered
+Each GapEval question is asked in both directions (`gapeval_<category>_und`, `gapeval_<category>_gen`),
+paired by question id and repeat (else doc_id). Und./Gen. are the two accuracies; Succ. is the share of questions answered
 correctly in both (a question answered in one direction only counts as wrong on the other side and is
 reported). The Gap Score itself is a MIRT fit (`lmms_eval_unify.scoring.gap_score`).
 """
@@ -41,10 +41,14 @@ def pair_key(row: Mapping) -> Hashable:
     return row["doc_id"]
 
 
+def _order(key: Hashable) -> tuple:
+    return str(type(key)), key
+
+
 def unpaired(und_rows: Sequence[Mapping], gen_rows: Sequence[Mapping]) -> tuple[list, list]:
     """(questions answered only in text, questions answered only with an image), by :func:`pair_key`."""
     und, gen = {pair_key(r) for r in und_rows}, {pair_key(r) for r in gen_rows}
-    return sorted(und - gen, key=str), sorted(gen - und, key=str)
+    return sorted(und - gen, key=_order), sorted(gen - und, key=_order)
 
 
 def describe_unpaired(und_rows: Sequence[Mapping], gen_rows: Sequence[Mapping], shown: int = 10) -> list[str]:
@@ -55,13 +59,13 @@ def describe_unpaired(und_rows: Sequence[Mapping], gen_rows: Sequence[Mapping], 
         return key if not isinstance(key, tuple) else key[0] if key[1] == 0 else f"{key[0]}#r{key[1]}"
 
     lines = []
-    for missing, keys in zip(("a generation answer", "an understanding answer"), unpaired(und_rows, gen_rows), strict=True):
+    for missing, keys in zip(
+        ("a generation answer", "an understanding answer"), unpaired(und_rows, gen_rows), strict=True
+    ):
         if keys:
             more = f", ... ({len(keys) - shown} more)" if len(keys) > shown else ""
             ids = ", ".join(str(name(k)) for k in keys[:shown])
-            lines.append(
-                f"{len(keys)} question(s) without {missing}, counted as wrong there: {ids}{more}"
-            )
+            lines.append(f"{len(keys)} question(s) without {missing}, counted as wrong there: {ids}{more}")
     return lines
 
 
@@ -73,7 +77,7 @@ def joint_features(und_rows: Sequence[Mapping], gen_rows: Sequence[Mapping]) -> 
     """
     und_by_key = {pair_key(row): row for row in und_rows}
     gen_by_key = {pair_key(row): row for row in gen_rows}
-    keys = sorted(und_by_key.keys() | gen_by_key.keys(), key=lambda k: (str(type(k)), k))
+    keys = sorted(und_by_key.keys() | gen_by_key.keys(), key=_order)
     u = field([und_by_key.get(k, {}) for k in keys], "correct", "zero")
     g = field([gen_by_key.get(k, {}) for k in keys], "correct", "zero")
     return {"und": 100.0 * u, "gen": 100.0 * g, "succ": 100.0 * u * g}
