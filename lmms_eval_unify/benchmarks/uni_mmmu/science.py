@@ -87,18 +87,18 @@ SCENARIOS = (
     Scenario("Physics", "Mechanics", "ball", ("red", "top"), ("red", "bottom"),
              "The shelf holding the ball at the top of the scene is removed.",
              "Without support, gravity accelerates the ball downward until it rests on the floor."),
-    Scenario("Physics", "Thermal", "iron bar", ("grey", "middle"), ("orange", "middle"),
-             "The iron bar is heated in a furnace to about 1000 °C.",
-             "Hot iron emits visible thermal radiation; near 1000 °C it glows orange."),
     Scenario("Chemistry", "Acid-base indicators", "litmus solution", ("purple", "middle"), ("red", "middle"),
              "Hydrochloric acid is added to the purple litmus solution.",
              "Litmus turns red in acidic solution, so the added acid changes its colour."),
-    Scenario("Chemistry", "Displacement reactions", "copper sulfate solution", ("blue", "middle"),
-             ("green", "middle"), "An iron nail is left in the blue copper(II) sulfate solution for a day.",
-             "Iron displaces copper, forming pale green iron(II) sulfate in solution."),
     Scenario("Biology", "Plant physiology", "leaf", ("green", "middle"), ("yellow", "middle"),
              "The plant is kept in complete darkness for three weeks.",
              "Without light, chlorophyll is broken down and not replaced, so the leaf yellows."),
+    Scenario("Physics", "Thermal", "iron bar", ("grey", "middle"), ("orange", "middle"),
+             "The iron bar is heated in a furnace to about 1000 °C.",
+             "Hot iron emits visible thermal radiation; near 1000 °C it glows orange."),
+    Scenario("Chemistry", "Displacement reactions", "copper sulfate solution", ("blue", "middle"),
+             ("green", "middle"), "An iron nail is left in the blue copper(II) sulfate solution for a day.",
+             "Iron displaces copper, forming pale green iron(II) sulfate in solution."),
     Scenario("Biology", "Fruit ripening", "tomato", ("green", "bottom"), ("red", "bottom"),
              "The green tomato is left to ripen at room temperature for ten days.",
              "Ripening converts chlorophyll and accumulates lycopene, turning the tomato red."),
@@ -123,7 +123,7 @@ def draw_scene(colour: str, position: str, x_offset: int) -> Image.Image:
 
 def generate_science_items(n: int, seed: int = 0) -> list[dict[str, Any]]:
     """``n`` items in the official ``dim_all.json`` sample fields (deterministic in ``seed``), scenarios in
-    turn; ``final_image`` is the ground-truth final state (the official data has only its text)."""
+    turn (physics, chemistry, biology, ...); ``final_image`` is the ground-truth final state (the official data has only its text)."""
     rng = random.Random(f"science/{seed}")
     items = []
     for index in range(n):

@@ -81,7 +81,8 @@ def generate_svg(tier: str, rng: random.Random) -> str:
             f'<use xlink:href="#motif" x="{x}" y="{y}"/>'
             for x, y in [(96, 96), (140, 120)][: rng.randint(1, 2)]
         )
-        overlap = _shape(rng, 128, 140, 50, colours[1]).replace("/>", ' fill-opacity="0.7"/>')
+        # Opaque: the motif instances cover part of the shape below them (layering matters).
+        overlap = _shape(rng, 128, 140, 50, colours[1])
         return _document(defs + overlap + uses)
     raise ValueError(f"tier must be one of {TIERS}, got {tier!r}")
 

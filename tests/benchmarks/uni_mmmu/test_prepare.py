@@ -1,10 +1,19 @@
 import json
 
 import datasets
+import numpy as np
 
+from lmms_eval_unify.benchmarks.uni_mmmu.code import generate_code_items
 from lmms_eval_unify.benchmarks.uni_mmmu.data import prepare_main
+from lmms_eval_unify.benchmarks.uni_mmmu.geometry import generate_geometry_items
 from lmms_eval_unify.benchmarks.uni_mmmu.jigsaw import generate_jigsaw_items
-from lmms_eval_unify.benchmarks.uni_mmmu.prepare import JIGSAW_METADATA
+from lmms_eval_unify.benchmarks.uni_mmmu.prepare import (
+    GEOMETRY_JSON,
+    JIGSAW_METADATA,
+    SCIENCE_JSON,
+    SVG_METADATA,
+)
+from lmms_eval_unify.benchmarks.uni_mmmu.science import generate_science_items
 
 
 def _official_layout(root, n):
@@ -39,3 +48,80 @@ def test_prepare_reports_missing_files(tmp_path, capsys):
     assert prepare_main(["--root", str(tmp_path / "src"), "--out", str(tmp_path / "out")]) == 1
     assert "missing 1_cand0_image.png" in capsys.readouterr().out
     assert len(datasets.Dataset.from_parquet(str(tmp_path / "out/uni_mmmu/jigsaw/test.parquet"))) == 1
+
+
+def _official_judged_layout(root, n):
+    """geometry (filtered.json), science (dim_all.json) and code (svg/metadata.json) as in the official data."""
+    math = root / GEOMETRY_JSON.parent
+    (math / "imgs").mkdir(parents=True)
+    geometry = {}
+    for index, item in enumerate(generate_geometry_items(n, seed=2)):
+        for key in ("original_image", "auxiliary_image"):
+            item[key].save(math / "imgs" / f"{index}_{key}.png")
+            item[key] = f"imgs/{index}_{key}.png"
+        geometry.setdefault("book", {})[f"q {index}"] = {**item, "solution": "中文解答"}
+    (root / GEOMETRY_JSON).write_text(json.dumps(geometry))
+    science_dir = root / SCIENCE_JSON.parent
+    science_dir.mkdir(parents=True)
+    blocks = {}
+    for index, item in enumerate(generate_science_items(n, seed=2)):
+        item["initial_image"].save(science_dir / f"{index}.png")
+        block = blocks.setdefault(item["level_1_category"], {"level_1_category": item["level_1_category"],
+                                                             "level_2_category": item["level_2_category"],
+                                                             "samples": []})  # fmt: skip
+        block["samples"].append({"input_image_file_path_list": [f"data/science/{index}.png"],
+                                 "input_prompt": item["input_prompt"], "output_prompt": item["output_prompt"]})  # fmt: skip
+    (root / SCIENCE_JSON).write_text(json.dumps(list(blocks.values())))
+    svg_dir = root / SVG_METADATA.parent
+    svg_dir.mkdir(parents=True)
+    samples = []
+    for index, item in enumerate(generate_code_items(n, seed=2)):
+        (svg_dir / f"{index}.svg").write_text(item["svg"])
+        sample = {"id": item["id"], "difficulty": item["difficulty"], "svg": f"{index}.svg"}
+        if index % 2 == 0:  # the others fall back to the rasterised SVG, as the official evaluator does
+            item["gt_image"].save(svg_dir / f"{index}.png")
+            sample["png"] = f"{index}.png"
+        samples.append(sample)
+    (root / SVG_METADATA).write_text(json.dumps({"samples": samples}))
+
+
+def test_prepare_converts_the_official_geometry_science_and_code_layouts(tmp_path):
+    _official_judged_layout(tmp_path / "src", 3)
+    assert prepare_main(["--root", str(tmp_path / "src"), "--out", str(tmp_path / "out")]) == 0
+    out = tmp_path / "out" / "uni_mmmu"
+    assert not (out / "jigsaw").exists()  # absent in the source: skipped, not an error
+    geometry = list(datasets.Dataset.from_parquet(str(out / "geometry/test.parquet")))
+    assert [g["id"] for g in geometry] == ["book__q_0", "book__q_1", "book__q_2"]
+    assert geometry[0]["auxiliary_image"].size == geometry[0]["original_image"].size
+    assert len(geometry[1]["choices_en"]) == 4 and "Final answer" in geometry[1]["solution_en"]
+    science = list(datasets.Dataset.from_parquet(str(out / "science/test.parquet")))
+    assert [s["id"] for s in science] == ["case_01", "case_02", "case_03"]
+    assert {s["level_1_category"] for s in science} == {"Physics", "Chemistry", "Biology"}
+    code = list(datasets.Dataset.from_parquet(str(out / "code/test.parquet")))
+    expected = generate_code_items(3, seed=2)
+    for row, item in zip(code, expected, strict=True):
+        assert row["svg"] == item["svg"] and row["difficulty"] == item["difficulty"]
+        assert np.array_equal(np.asarray(row["gt_image"]), np.asarray(item["gt_image"]))
+
+
+def test_prepare_reports_broken_judged_items(tmp_path, capsys):
+    _official_judged_layout(tmp_path / "src", 3)
+    (tmp_path / "src" / GEOMETRY_JSON.parent / "imgs" / "1_auxiliary_image.png").write_bytes(b"not a png")
+    blocks = json.loads((tmp_path / "src" / SCIENCE_JSON).read_text())
+    blocks[0]["samples"][0]["output_prompt"] = " "
+    (tmp_path / "src" / SCIENCE_JSON).write_text(json.dumps(blocks))
+    (tmp_path / "src" / SVG_METADATA.parent / "2.svg").write_text(
+        '<!DOCTYPE svg [<!ENTITY a "x">]><svg xmlns="http://www.w3.org/2000/svg"/>'
+    )
+    assert prepare_main(["--root", str(tmp_path / "src"), "--out", str(tmp_path / "out")]) == 1
+    printed = capsys.readouterr().out
+    assert "book__q_1: unreadable imgs/1_auxiliary_image.png" in printed
+    assert "case_01: empty output_prompt" in printed
+    assert "SVG does not render safely" in printed
+    for name in ("geometry", "science", "code"):
+        assert len(datasets.Dataset.from_parquet(str(tmp_path / f"out/uni_mmmu/{name}/test.parquet"))) == 2
+
+
+def test_prepare_without_any_official_data_fails(tmp_path, capsys):
+    assert prepare_main(["--root", str(tmp_path), "--out", str(tmp_path / "out")]) == 1
+    assert "no Uni-MMMU data" in capsys.readouterr().out
