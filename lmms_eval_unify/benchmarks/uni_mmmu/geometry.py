@@ -42,6 +42,11 @@ def solution_text(doc: dict) -> str:
     return doc.get("solution_en") or doc.get("solution") or ""
 
 
+def task_type(doc: dict) -> str:
+    """The official text judge's problem type: CALCULATION when ``type`` starts with "calc", else PROVING."""
+    return "CALCULATION" if str(doc.get("type") or "").lower().startswith("calc") else "PROVING"
+
+
 def prompt(doc: dict, template: str) -> str:
     """The official template with ``$PROBLEM_TEXT``, ``$CHOICES_TEXT`` and ``$AUX_EN`` filled in."""
     listed = choices(doc)
@@ -61,14 +66,15 @@ def score_geometry(doc: dict, raw_output: Any, task: str = TASK) -> dict[str, An
             "uni_mmmu.geometry.image",
             {"img_acc": "overlay_ok"},
             task,
-            variables={"instructions": doc.get("auxiliary_text_en") or ""},
+            variables={"instructions": doc.get("auxiliary_text_en") or "(none)"},
             images={"original": original, "reference": reference, "generated": images[0]},
         )
 
     def judge_solution(text: str) -> Judged:
         if not text.strip():
             return not_judged(TEXT_METRICS, "empty answer")
-        variables = {"problem": problem_text(doc), "solution": solution_text(doc), "response": text}
+        variables = {"task_type": task_type(doc), "problem": problem_text(doc), "solution": solution_text(doc),
+                     "response": text}  # fmt: skip
         return ask("uni_mmmu.geometry.text", {"text_acc": "text_ok"}, task, variables=variables)
 
     return score_judged(raw_output, IMAGE_METRICS, TEXT_METRICS, judge_overlay, judge_solution)

@@ -50,9 +50,10 @@ def _array(data: bytes, size: tuple[int, int] | None = None) -> np.ndarray:
         return np.asarray(rgb.resize(size) if size and rgb.size != size else rgb).astype(np.int16)
 
 
-def _section(text: str, heading: str, end: str = "\n\nRubric:") -> str:
+def _section(text: str, heading: str, end: str | None = None) -> str:
+    """The text after ``heading`` up to ``end`` (the end of the text when ``end`` is None)."""
     start = text.index(heading) + len(heading)
-    return text[start : text.index(end, start)].strip()
+    return text[start : text.index(end, start) if end else len(text)].strip()
 
 
 def overlay_ok(base: bytes, reference: bytes, generated: bytes) -> int:
@@ -123,29 +124,31 @@ def verdict(request: ChatRequest) -> str:
     """The judge reply for one request (no JSON when the request is not one of the templates above)."""
     text, images = request.text, request.images
     try:
-        if "correctly drew auxiliary lines" in text:
+        if "Check if the candidate overlay draws the REQUIRED auxiliary lines" in text:
             ok = overlay_ok(*images[:3])
             return json.dumps({"overlay_ok": ok, "overlay_reason": "fixture overlay check"})
-        if "written solution to a geometry problem" in text:
-            truth = final_value(
-                _section(text, "Ground-truth solution and final answer:", "\n\nModel's solution:")
+        if "Grade the candidate solution text for rigor and correctness" in text:
+            truth = _section(
+                text, "(reference, not necessarily the only path):", "\n\nCandidate solution text"
             )
-            ok = int(same_value(truth, final_value(_section(text, "Model's solution:"))))
+            candidate = _section(text, "Candidate solution text (to grade):", "\n\nRules:")
+            ok = int(same_value(final_value(truth), final_value(candidate)))
             return json.dumps({"reasoning_rigorous": ok, "conclusion_correct": ok, "text_ok": ok})
-        if "explanation of what happens to the scene" in text:
+        if "Decide two binary labels for the candidate explanation" in text:
             reference = _section(
-                text, "Ground-truth description of the final state:", "\n\nModel's explanation:"
+                text, "Ground truth final state (text, reference):", "\nCandidate explanation"
             )
-            ok = int(_normalised(reference) in _normalised(_section(text, "Model's explanation:")))
+            candidate = _section(text, "Candidate explanation (text to evaluate):", "\nReturn ONLY JSON.")
+            ok = int(_normalised(reference) in _normalised(candidate))
             return json.dumps({"reasoning_correct": ok, "result_correct": ok})
-        if "correctly shows the final state" in text:
-            ok = shows_final_state(_section(text, "Expected final state:"), images[1])
+        if "TARGET text (final state to achieve):" in text:
+            ok = shows_final_state(_section(text, "TARGET text (final state to achieve):"), images[1])
             return json.dumps({"image_correct": ok})
-        if "what an SVG renders" in text:
-            named = {h.upper() for h in HEX.findall(_section(text, "Model's render summary:"))}
+        if "You are a strict semantic checker." in text:
+            named = {h.upper() for h in HEX.findall(_section(text, "Candidate description:"))}
             ok = int(named == colours_present(palette_classes(_array(images[0]))))
-            return json.dumps({"text_semantic_match": ok})
-        if "faithfully Image 2 reproduces Image 1" in text:
+            return json.dumps({"text_semantic_match": ok, "explanation": "fixture colour check"})
+        if "You are a precise visual evaluator." in text:
             shape_colour, position = code_image_scores(images[0], images[1])
             return json.dumps({"shape_color_accuracy": shape_colour, "position_accuracy": position})
     except (ValueError, IndexError, OSError):
