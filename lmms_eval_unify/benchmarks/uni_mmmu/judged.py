@@ -11,6 +11,8 @@ of that judgement with that reason. When several reasons apply, ``invalid_output
 
 from __future__ import annotations
 
+import json
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -22,6 +24,16 @@ from lmms_eval_unify.record import OutputFailure, ParsedOutput, load_media, pars
 
 VL_JUDGE = "Qwen/Qwen2.5-VL-72B-Instruct"
 """The official judge of every Uni-MMMU judgement but the geometry text (Qwen3-32B)."""
+JUDGES_ENV = "LMMS_EVAL_UNIFY_UNI_MMMU_JUDGES"
+"""JSON mapping template id -> judge config fields for that template only, e.g. to send the geometry text
+to a second endpoint serving Qwen3-32B: ``{"uni_mmmu.geometry.text": {"base_url": "http://host:8001/v1",
+"extra_body": {"chat_template_kwargs": {"enable_thinking": true}}}}``. Unset = the global judge settings."""
+
+
+def template_config(template: str) -> dict | None:
+    """The per-template judge overrides of ``LMMS_EVAL_UNIFY_UNI_MMMU_JUDGES`` (None = global settings)."""
+    raw = os.environ.get(JUDGES_ENV)
+    return json.loads(raw).get(template) if raw else None
 
 
 @dataclass(frozen=True)
@@ -63,7 +75,9 @@ def ask(
 ) -> Judged:
     """One judgement; ``fields`` maps our metric names to the template's verdict fields. Metrics are 0 when
     the judge reply is invalid or the judge failed (reason ``judge_invalid`` / ``judge_failed``)."""
-    result = judge(template, variables=variables or {}, images=images or {}, task=task)
+    result = judge(
+        template, variables=variables or {}, images=images or {}, config=template_config(template), task=task
+    )
     if result.valid:
         return Judged({m: float(result.fields[f]) for m, f in fields.items()}, "", judge_log(result))
     return Judged(dict.fromkeys(fields, 0.0), result.status, judge_log(result))

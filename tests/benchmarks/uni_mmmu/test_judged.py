@@ -1,6 +1,7 @@
 """The judged Uni-MMMU tasks (geometry, science, code): fixtures, answer spaces, scorers against the local
 judge server with the reference policy, invalid outputs and judge failures, and the judge check at start."""
 
+import json
 import random
 from pathlib import Path
 from types import SimpleNamespace
@@ -10,6 +11,7 @@ import pytest
 from PIL import Image
 
 from lmms_eval_unify.benchmarks.uni_mmmu import code, geometry, reference_judge, science, svg
+from lmms_eval_unify.benchmarks.uni_mmmu.judged import JUDGES_ENV
 from lmms_eval_unify.benchmarks.uni_mmmu.task import UniMMMUTask
 from lmms_eval_unify.judges import JudgeNotConfiguredError, reset_judge_state
 from lmms_eval_unify.protocols import Phase
@@ -199,3 +201,42 @@ def test_judged_tasks_refuse_to_start_without_a_judge(monkeypatch):
         config = (TASKS_DIR / f"uni_mmmu_{name}.yaml").read_text()
         assert "class: !function lmms_eval_unify.benchmarks.uni_mmmu.task.UniMMMUTask" in config
         assert "judged: true" in config
+
+
+def test_one_template_can_use_its_own_judge_endpoint(items, tmp_path, monkeypatch):
+    """The geometry text judge (Qwen3-32B officially) on a second endpoint, the rest on the global one."""
+    doc = items["geometry"][0]
+    text, image = planned("geometry", doc, oracle=True)
+    monkeypatch.setenv("LMMS_EVAL_UNIFY_JUDGE_CACHE", str(tmp_path / "judge.sqlite"))
+    with (
+        OpenAICompatServer(fixed_reply("no verdict")) as default,
+        OpenAICompatServer(reference_judge.verdict) as own,
+    ):
+        monkeypatch.setenv("LMMS_EVAL_UNIFY_JUDGE_BASE_URL", default.base_url)
+        monkeypatch.setenv(JUDGES_ENV, json.dumps({"uni_mmmu.geometry.text": {"base_url": own.base_url}}))
+        reset_judge_state()
+        result = geometry.score_geometry(doc, output(tmp_path, text, [image]))
+        assert own.requests_to()[0].model == "Qwen/Qwen3-32B"
+    reset_judge_state()
+    assert (
+        result["text_acc"] == 1.0
+        and result["img_acc"] == 0.0
+        and result["invalid_outputs"] == "judge_invalid"
+    )
+
+
+def test_random_baseline_chance_levels(items):
+    """Documented chance: geometry image 1/2 and text 1/4 (four choices), science and code 1/2 per part."""
+    truths = {"geometry": lambda d: (d["auxiliary_image"], reference_judge.final_value(d["solution_en"])),
+              "science": lambda d: (d["final_image"], science.explanation(d["output_prompt"])),
+              "code": lambda d: (d["gt_image"], code.summary_text(d["summary"]))}  # fmt: skip
+    chance = {"geometry": (0.5, 0.25), "science": (0.5, 0.5), "code": (0.5, 0.5)}
+    for name, truth in truths.items():
+        hits = np.zeros(2)
+        for seed in range(400):
+            doc = items[name][seed % N]
+            text, image = planned(name, doc, oracle=False, seed=seed)
+            true_image, true_text = truth(doc)
+            answer = reference_judge.final_value(text) if name == "geometry" else text
+            hits += (image.tobytes() == true_image.tobytes(), answer == true_text)
+        assert np.abs(hits / 400 - chance[name]).max() < 0.08, (name, hits / 400)
