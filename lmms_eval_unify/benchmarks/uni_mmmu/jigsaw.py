@@ -3,7 +3,7 @@
 Public names reused by other benchmarks (UniG2U ``unig2u_jigsaw``): :func:`parse_jigsaw_choice`,
 :func:`score_jigsaw`, :data:`JIGSAW` (answer space), :func:`jigsaw_completions`.
 
-Official scoring (``eval_ummmu.py``): text = last ``<FINAL_ANSWER_JSON>{...}</FINAL_ANSWER_JSON>`` whose
+Official scoring (``eval_ummmu.py``): text = first ``<FINAL_ANSWER_JSON>{...}</FINAL_ANSWER_JSON>`` whose
 ``choice`` is 0 or 1 (the string "0" fails) and equals ``label``; image = exactly two generated images,
 DreamSim distance of image k to the ground-truth completion with candidate k, item distance (d0 + d1)/2,
 penalty distance 1.0 for a wrong count or an unreadable image; score 1 - mean distance. The per-sample
@@ -44,17 +44,17 @@ def metric_config(family: str) -> dict | None:
 
 
 def parse_jigsaw_choice(text: str) -> int | None:
-    """The ``choice`` (0 or 1) of the last well-formed ``<FINAL_ANSWER_JSON>`` block, else None."""
-    for block in reversed(FINAL_ANSWER.findall(text or "")):
-        try:
-            data = json.loads(block)
-        except json.JSONDecodeError:
-            continue
-        choice = data.get("choice") if isinstance(data, dict) else None
-        if not isinstance(choice, (str, list, dict)) and choice in (0, 1):
-            return int(choice)
+    """The ``choice`` (0 or 1) of the FIRST ``<FINAL_ANSWER_JSON>`` block, else None (official
+    ``re.search``: a first block that is not valid JSON gives None even if a later one is)."""
+    match = FINAL_ANSWER.search(text or "")
+    if not match:
         return None
-    return None
+    try:
+        data = json.loads(match.group(1))
+    except json.JSONDecodeError:
+        return None
+    choice = data.get("choice") if isinstance(data, dict) else None
+    return int(choice) if not isinstance(choice, (str, list, dict)) and choice in (0, 1) else None
 
 
 def jigsaw_completions(doc: dict) -> tuple[Image.Image, Image.Image]:

@@ -64,9 +64,14 @@ def test_generator_items_are_consistent(docs):
         ('<FINAL_ANSWER_JSON>{"choice": "0"}</FINAL_ANSWER_JSON>', None),
         ('<FINAL_ANSWER_JSON>{"choice": 2}</FINAL_ANSWER_JSON>', None),
         ('"choice": 1', None),
+        # Official re.search: the first block counts, even when it is not valid JSON.
         (
             '<FINAL_ANSWER_JSON>{"choice": 0}</FINAL_ANSWER_JSON> <FINAL_ANSWER_JSON>{"choice": 1}</FINAL_ANSWER_JSON>',
-            1,
+            0,
+        ),
+        (
+            '<FINAL_ANSWER_JSON>{choice: 1}</FINAL_ANSWER_JSON> <FINAL_ANSWER_JSON>{"choice": 1}</FINAL_ANSWER_JSON>',
+            None,
         ),
     ],
 )
