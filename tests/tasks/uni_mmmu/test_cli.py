@@ -1,6 +1,7 @@
 """Real-CLI runs of the uni_mmmu group (all six tasks) with both baselines on generated data; the judged
 tasks (geometry, science, code) against the local judge server with the reference policy."""
 
+import csv
 import json
 import os
 import subprocess
@@ -13,6 +14,7 @@ from lmms_eval_unify.benchmarks.uni_mmmu.data import generate
 from lmms_eval_unify.benchmarks.uni_mmmu.jigsaw import METRICS_ENV
 from lmms_eval_unify.benchmarks.uni_mmmu.reference_judge import verdict
 from lmms_eval_unify.metrics.tiny import TINY_DREAMSIM_TYPE, write_tiny_dreamsim_checkpoint
+from lmms_eval_unify.scoring.leaderboard import main
 from lmms_eval_unify.testing.openai_server import OpenAICompatServer
 
 BIN = Path(sys.executable).parent
@@ -24,8 +26,12 @@ FULL_MARKS = {"shape_color_score": 5.0, "position_score": 5.0}  # the code judge
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory):
-    root = tmp_path_factory.mktemp("uni_mmmu_cli")
+def root(tmp_path_factory):
+    return tmp_path_factory.mktemp("uni_mmmu_cli")
+
+
+@pytest.fixture(scope="module")
+def runs(root):
     generate(root / "data", N_ITEMS, seed=4)
     (root / "dreamsim").mkdir()
     write_tiny_dreamsim_checkpoint(root / "dreamsim")
@@ -77,3 +83,16 @@ def test_random_is_between_zero_and_the_oracle_on_the_judged_tasks(runs):
             assert 0.0 <= random_[task][f"{metric},none"] < FULL_MARKS.get(metric, 1.0), (task, metric)
     # Two fair coins per item (truth or a plausible wrong answer): the mean is below the oracle's.
     assert sum(random_[t][f"{m},none"] / FULL_MARKS.get(m, 1.0) for t, ms in JUDGED.items() for m in ms) < 6
+
+
+@pytest.mark.slow
+def test_leaderboard_table_shows_the_judged_columns(root, runs):
+    out = root / "leaderboard"
+    command = [root / "unify_oracle", root / "unify_random", "--benchmark", "uni_mmmu", "-o", out,
+               "--no-plots", "--bootstrap", "0"]  # fmt: skip
+    assert main([str(part) for part in command]) == 0
+    with (out / "uni_mmmu_table2.csv").open(newline="", encoding="utf-8") as handle:
+        table = {row["model"]: row for row in csv.DictReader(handle)}
+    columns = ("Geo I", "Geo T", "Sci. R", "Sci. T", "Sci. I", "C. T", "C. S", "C. P")
+    assert all(float(table["unify_oracle"][c]) == pytest.approx(100.0) for c in columns)
+    assert all(float(table["unify_random"][c]) < 100.0 for c in columns)
