@@ -20,6 +20,7 @@ from typing import Any
 from PIL import Image
 
 from lmms_eval_unify.judges import JudgeResult, judge
+from lmms_eval_unify.judges.config import JudgeConfig, resolve_endpoint
 from lmms_eval_unify.record import OutputFailure, ParsedOutput, load_media, parse_output
 
 VL_JUDGE = "Qwen/Qwen2.5-VL-72B-Instruct"
@@ -33,7 +34,22 @@ to a second endpoint serving Qwen3-32B: ``{"uni_mmmu.geometry.text": {"base_url"
 def template_config(template: str) -> dict | None:
     """The per-template judge overrides of ``LMMS_EVAL_UNIFY_UNI_MMMU_JUDGES`` (None = global settings)."""
     raw = os.environ.get(JUDGES_ENV)
-    return json.loads(raw).get(template) if raw else None
+    if not raw:
+        return None
+    try:
+        overrides = json.loads(raw)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{JUDGES_ENV} is not valid JSON: {exc}") from exc
+    if not isinstance(overrides, dict):
+        raise ValueError(f"{JUDGES_ENV} must be a JSON object of template id -> judge config fields")
+    return overrides.get(template)
+
+
+def check_judges() -> None:
+    """Raise before any generation when no judge endpoint is configured (``JudgeNotConfiguredError``) or
+    the per-template overrides are malformed."""
+    resolve_endpoint(JudgeConfig(), VL_JUDGE)
+    template_config("")
 
 
 @dataclass(frozen=True)

@@ -4,15 +4,15 @@ generates answers it cannot score (the same check as UniG2U's judged tasks)."""
 
 from __future__ import annotations
 
-from lmms_eval_unify.benchmarks.uni_mmmu.judged import VL_JUDGE
-from lmms_eval_unify.judges.config import JudgeConfig, resolve_endpoint
+from lmms_eval_unify.benchmarks.uni_mmmu.judged import check_judges
 from lmms_eval_unify.task import UnifyTask
 
 
 class UniMMMUTask(UnifyTask):
-    """A ``UnifyTask`` that raises ``JudgeNotConfiguredError`` early when a judged task has no judge."""
+    """A ``UnifyTask`` that raises early when a judged task has no judge (``JudgeNotConfiguredError``) or
+    malformed per-template judge overrides."""
 
     def download(self, dataset_kwargs: dict | None = None) -> None:
         if (self.config.metadata or {}).get("judged"):
-            resolve_endpoint(JudgeConfig(), VL_JUDGE)
+            check_judges()
         super().download(dataset_kwargs)

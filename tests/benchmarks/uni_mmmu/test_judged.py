@@ -197,6 +197,10 @@ def test_judged_tasks_refuse_to_start_without_a_judge(monkeypatch):
     judged = SimpleNamespace(config=SimpleNamespace(metadata={"judged": True, "benchmark": "uni_mmmu"}))
     with pytest.raises(JudgeNotConfiguredError, match="LMMS_EVAL_UNIFY_JUDGE_BASE_URL"):
         UniMMMUTask.download(judged, {})
+    monkeypatch.setenv("LMMS_EVAL_UNIFY_JUDGE_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv(JUDGES_ENV, "{not json")
+    with pytest.raises(ValueError, match=JUDGES_ENV):
+        UniMMMUTask.download(judged, {})
     for name in TASKS:
         config = (TASKS_DIR / f"uni_mmmu_{name}.yaml").read_text()
         assert "class: !function lmms_eval_unify.benchmarks.uni_mmmu.task.UniMMMUTask" in config
