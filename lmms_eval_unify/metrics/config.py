@@ -29,7 +29,9 @@ DEFAULT_BACKBONES: dict[str, tuple[str, str | None]] = {
 }
 # The textbook metrics use different feature networks than MME-Unify's official code.
 STANDARD_VARIANT_BACKBONES: dict[str, str] = {"fid": "tf_inception_v3", "fvd": "i3d"}
-FP32_FAMILIES = frozenset({"fid", "fvd"})
+# fp32 even on CUDA: Fréchet maths on bf16 features shift FID/FVD, and bf16 moved DreamSim ViT-L/14 distances
+# by up to 0.028 on an H100 (docs/benchmarks.md), more than the 0.02 we accept against the official path.
+FP32_FAMILIES = frozenset({"fid", "fvd", "dreamsim"})
 
 
 TINY_BACKBONE = "tiny"
@@ -133,7 +135,7 @@ def resolve_config(family: str, metadata: Mapping[str, Any] | None = None, **exp
     device = values.get("device", "auto")
     device = default_device() if device == "auto" else device
     dtype = values.get("dtype", "auto")
-    if dtype == "auto":  # FID/FVD features stay fp32: bf16 features would shift the distances
+    if dtype == "auto":  # FP32_FAMILIES stay fp32 (see above)
         dtype = "bf16" if torch.device(device).type == "cuda" and family not in FP32_FAMILIES else "fp32"
     backbone = values.get("backbone", default_backbone)
     weights = values.get("weights", default_weights if backbone == default_backbone else None)

@@ -19,22 +19,34 @@ from lmms_eval_unify.metrics.config import (
 TINY_DREAMSIM_TYPE = "clip_vitl14"
 
 
-def write_tiny_dreamsim_checkpoint(directory: str | os.PathLike) -> None:
-    """Write a DreamSim weights folder for type `clip_vitl14`: a 2-layer 64-wide ViT (its architecture is read
-    from the checkpoint's kwargs) and a LoRA adapter with non-zero weights, laid out like the release zips."""
+# (embed_dim, depth, num_heads, projection dim) of the random DreamSim `clip_vitl14` checkpoints
+DREAMSIM_SHAPES = {"tiny": (64, 2, 2, 32), "full": (1024, 24, 16, 768)}
+
+
+def write_tiny_dreamsim_checkpoint(directory: str | os.PathLike, shape: str = "tiny") -> None:
+    """Write a DreamSim weights folder for type `clip_vitl14`: a random ViT (its architecture is read from the
+    checkpoint's kwargs) and a LoRA adapter with non-zero weights, laid out like the release zips. `shape`
+    "tiny" is a 2-layer 64-wide ViT (tests); "full" has the real ViT-L/14 shape (GPU benchmarks)."""
     from dreamsim.feature_extraction.vision_transformer import VisionTransformer
     from dreamsim.model import PerceptualModel
     from peft import LoraConfig, get_peft_model
 
     directory = str(directory)
+    width, depth, heads, projection = DREAMSIM_SHAPES[shape]
     kwargs = dict(
-        img_size=[224], patch_size=14, embed_dim=64, depth=2, num_heads=2, mlp_ratio=4, qkv_bias=True
+        img_size=[224],
+        patch_size=14,
+        embed_dim=width,
+        depth=depth,
+        num_heads=heads,
+        mlp_ratio=4,
+        qkv_bias=True,
     )
     with seeded_random_init():
         vit = VisionTransformer(**kwargs, norm_layer=partial(nn.LayerNorm, eps=1e-6))
-        vit.pos_drop = nn.LayerNorm(64)
+        vit.pos_drop = nn.LayerNorm(width)
         state = vit.state_dict()
-        state["proj"] = torch.randn(64, 32)
+        state["proj"] = torch.randn(width, projection)
         torch.save(
             {"kwargs": kwargs, "state_dict": state}, os.path.join(directory, "clipl14_as_dino_vitl.pth.tar")
         )

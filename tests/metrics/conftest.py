@@ -40,10 +40,14 @@ def tiny_dreamsim_dir(tmp_path_factory):
     return directory
 
 
+TEST_DEVICE = os.environ.get("METRICS_TEST_DEVICE", "cpu")
+"""Device of the tiny backbones; `METRICS_TEST_DEVICE=cuda` runs these tests on a GPU (its default dtypes)."""
+
+
 @pytest.fixture(scope="session")
 def tiny(tiny_dreamsim_dir):
     """The tiny config of every metric family, built exactly as the benchmark builds them."""
-    return tiny_configs(tiny_dreamsim_dir)
+    return tiny_configs(tiny_dreamsim_dir, device=TEST_DEVICE)
 
 
 @pytest.fixture

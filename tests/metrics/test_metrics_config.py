@@ -49,6 +49,8 @@ def test_device_and_dtype_resolution(monkeypatch):
     assert resolve_config("clip_score", device="cpu").dtype == "fp32"
     assert resolve_config("clip_score", device="cuda").dtype == "bf16"
     assert resolve_config("fid", device="cuda").dtype == "fp32"  # features for Fréchet maths stay fp32
+    assert resolve_config("dreamsim", device="cuda").dtype == "fp32"  # bf16 drifts past tolerance
+    assert resolve_config("dreamsim", device="cuda", dtype="bf16").dtype == "bf16"  # still opt-in
     monkeypatch.setenv("LMMS_EVAL_UNIFY_DEVICE", "cpu")
     assert resolve_config("clip_score").device == "cpu"
 
