@@ -39,7 +39,13 @@ from lmms_eval_unify.protocols import (
     split_generation_kwargs,
 )
 from lmms_eval_unify.record import UnifiedOutput
-from lmms_eval_unify.visuals import DEFAULT_VIDEO_FRAMES, Video, flatten_visuals, model_inputs
+from lmms_eval_unify.visuals import (
+    DEFAULT_VIDEO_FRAMES,
+    Video,
+    flatten_visuals,
+    model_inputs,
+    visuals_fingerprint,
+)
 
 
 def to_pil_images(visuals: Any) -> list[Image.Image]:
@@ -145,7 +151,14 @@ class UnifiedModel(lmms):
         self._rank, self._world_size = state.process_index, state.num_processes
         self.device = resolve_device(device, state.local_process_index)
         self.dtype = resolve_dtype(dtype, self.device)
-        logger.info("{}: process {} of {} on {} ({})", self.model_id, self.rank, self.world_size, self.device, self.dtype)
+        logger.info(
+            "{}: process {} of {} on {} ({})",
+            self.model_id,
+            self.rank,
+            self.world_size,
+            self.device,
+            self.dtype,
+        )
         self.batch_size = max(1, int(batch_size)) if str(batch_size).isdigit() else 1
         self.media = MediaStore(resolve_output_root(output_dir) / self.model_id)
         self.phase = Phase()
@@ -217,7 +230,7 @@ class UnifiedModel(lmms):
         ctx, gen_kwargs, doc_to_visual, doc_id, task, split = request.args
         gen_kwargs = dict(gen_kwargs or {})
         name = protocol_name(gen_kwargs)
-        signature = self._signature(ctx, gen_kwargs)
+        signature = self._signature(request)
         if self.resume:
             cached = self.media.load_record(task, doc_id, signature)
             if cached is not None:
@@ -230,7 +243,9 @@ class UnifiedModel(lmms):
         self.media.save_record(task, doc_id, record)
         return record.to_json()
 
-    def _run_protocol(self, name: str, ctx: str, gen_kwargs: dict, doc_to_visual, task: str, split: str, doc_id: Any):
+    def _run_protocol(
+        self, name: str, ctx: str, gen_kwargs: dict, doc_to_visual, task: str, split: str, doc_id: Any
+    ):
         spec = PROTOCOLS.get(name)
         if spec is None:
             return UnifiedOutput(name, error=f"unknown protocol {name!r}; known: {sorted(PROTOCOLS)}")
@@ -255,7 +270,9 @@ class UnifiedModel(lmms):
         except Exception as exc:  # noqa: BLE001 - one bad sample must not end the run
             logger.error("{} failed on {}/{}: {}", self.model_id, task, doc_id, exc)
             logger.debug(traceback.format_exc())
-            return UnifiedOutput(name, error=f"{type(exc).__name__}: {exc}", timings=run.timings if run else {})
+            return UnifiedOutput(
+                name, error=f"{type(exc).__name__}: {exc}", timings=run.timings if run else {}
+            )
 
     # ---- batched understanding ------------------------------------------------------------------------
     def _batches_understanding(self) -> bool:
@@ -270,11 +287,13 @@ class UnifiedModel(lmms):
             gen_kwargs = dict(gen_kwargs or {})
             if protocol_name(gen_kwargs) != "direct":
                 continue
-            if self.resume and self.media.load_record(task, doc_id, self._signature(ctx, gen_kwargs)) is not None:
+            if self.resume and self.media.load_record(task, doc_id, self._signature(request)) is not None:
                 continue
             key = json.dumps(split_generation_kwargs(gen_kwargs)[1], sort_keys=True, default=str)
             groups.setdefault(key, []).append(index)
-        return [g[i : i + self.batch_size] for g in groups.values() for i in range(0, len(g), self.batch_size)]
+        return [
+            g[i : i + self.batch_size] for g in groups.values() for i in range(0, len(g), self.batch_size)
+        ]
 
     def _respond_batch(self, requests: list[Instance], indices: list[int]) -> dict[int, str]:
         """One backend call for several ``direct`` requests; if it fails, each request is served alone."""
@@ -296,22 +315,36 @@ class UnifiedModel(lmms):
             self.phase = Phase("answer")
             texts = self.understand_batch(inputs, **decoding)
             if len(texts) != len(requests):
-                raise ValueError(f"understand_batch returned {len(texts)} answers for {len(requests)} prompts")
+                raise ValueError(
+                    f"understand_batch returned {len(texts)} answers for {len(requests)} prompts"
+                )
         except Exception as exc:  # noqa: BLE001 - fall back to one request at a time, each failure recorded
-            logger.warning("{}: batch of {} failed ({}); serving them one by one", self.model_id, len(requests), exc)
+            logger.warning(
+                "{}: batch of {} failed ({}); serving them one by one", self.model_id, len(requests), exc
+            )
             return {i: self.respond(r) for i, r in zip(indices, requests, strict=True)}
         elapsed = (time.perf_counter() - started) / len(requests)
         out = {}
         for index, request, text in zip(indices, requests, texts, strict=True):
             ctx, gen_kwargs, _, doc_id, task, _ = request.args
             record = UnifiedOutput("direct", text=str(text), timings={UNDERSTAND: elapsed, "total": elapsed})
-            record.root, record.signature = str(self.media.root), self._signature(ctx, dict(gen_kwargs or {}))
+            record.root, record.signature = str(self.media.root), self._signature(request)
             self.media.save_record(task, doc_id, record)
             out[index] = record.to_json()
         return out
 
-    def _signature(self, ctx: str, gen_kwargs: dict) -> str:
-        payload = json.dumps([self.model_args, ctx, gen_kwargs], sort_keys=True, default=str)
+    def _signature(self, request: Instance) -> str:
+        """What a stored output must match to be reused: model, prompt, generation options and the doc's
+        visual inputs (records are stored per task and doc id, and a doc id can name another question
+        when the dataset, its order or the repeats change)."""
+        ctx, gen_kwargs, doc_to_visual, doc_id, task, split = request.args
+        try:
+            inputs = visuals_fingerprint(doc_to_visual(self.task_dict[task][split][doc_id]))
+        except Exception as exc:  # noqa: BLE001 - the protocol run records the failure; never resume it
+            inputs = f"unreadable: {type(exc).__name__}: {exc}"
+        payload = json.dumps(
+            [self.model_args, ctx, dict(gen_kwargs or {}), inputs], sort_keys=True, default=str
+        )
         return hashlib.sha256(payload.encode()).hexdigest()
 
 

@@ -6,6 +6,7 @@ model that takes a single image gets the first image (or first frame).
 
 from __future__ import annotations
 
+import hashlib
 import io
 from dataclasses import dataclass
 from pathlib import Path
@@ -88,3 +89,41 @@ def model_inputs(
         else:
             items.append(item)
     return items if max_images is None else items[:max_images]
+
+
+def visuals_fingerprint(visuals: Any) -> str:
+    """A digest of a doc's visual inputs as lmms-eval hands them over, without decoding files: pixels of
+    in-memory images and arrays, bytes of encoded images, and path, size and mtime of files on disk.
+    Part of the resume signature, so a stored output is never reused for a different input."""
+    digest = hashlib.sha256()
+
+    def add(item: Any) -> None:
+        if item is None:
+            return
+        if isinstance(item, (list, tuple)):
+            for part in item:
+                add(part)
+        elif isinstance(item, Image.Image):
+            digest.update(f"image:{item.mode}:{item.size}".encode())
+            digest.update(item.tobytes())
+        elif isinstance(item, np.ndarray):
+            digest.update(f"array:{item.dtype}:{item.shape}".encode())
+            digest.update(np.ascontiguousarray(item).tobytes())
+        elif isinstance(item, dict) and item.get("bytes"):
+            digest.update(b"bytes:" + bytes(item["bytes"]))
+        elif isinstance(item, (dict, Video, str, Path)):
+            path = (
+                item.get("video") or item.get("path")
+                if isinstance(item, dict)
+                else getattr(item, "path", item)
+            )
+            try:
+                stat = Path(path).stat()
+                digest.update(f"file:{path}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+            except (OSError, TypeError):
+                digest.update(f"unreadable:{path!r}".encode())
+        else:
+            digest.update(f"other:{type(item).__name__}:{item!r}".encode())
+
+    add(visuals)
+    return digest.hexdigest()

@@ -30,10 +30,10 @@ class ScriptedAdapter(UnifiedModel):
 
 
 def make_request(
-    prompt: str, gen_kwargs: dict, task: str = "toy", doc_id: int = 0, n_images: int = 1
+    prompt: str, gen_kwargs: dict, task: str = "toy", doc_id: int = 0, n_images: int = 1, colour: str = "blue"
 ) -> Instance:
     def doc_to_visual(doc):
-        return [Image.new("RGB", (8, 8), "blue") for _ in range(n_images)]
+        return [Image.new("RGB", (8, 8), colour) for _ in range(n_images)]
 
     return Instance(
         request_type="generate_until",

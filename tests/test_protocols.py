@@ -5,6 +5,7 @@ from PIL import Image
 
 from lmms_eval_unify.protocols import split_generate_then_answer_prompt
 from lmms_eval_unify.record import parse_output
+from lmms_eval_unify.visuals import visuals_fingerprint
 
 
 def _run(model, prompt, gen_kwargs, **kwargs):
@@ -114,6 +115,31 @@ def test_resume_reuses_finished_records(scripted, tmp_path):
     assert json.loads(out1)["text"] == json.loads(out2)["text"] == "answer" and second.calls == []
     third = scripted(["other"])
     assert json.loads(third.generate_until([make_request("Q changed", {})])[0])["text"] == "other"
+
+
+def test_resume_does_not_reuse_an_output_for_other_input_images(scripted):
+    """Same task, doc id and prompt but another image (the dataset changed under the doc id): run again."""
+    scripted(["blue answer"]).generate_until([make_request("Q", {})])
+    again = scripted(["red answer"])
+    assert json.loads(again.generate_until([make_request("Q", {}, colour="red")])[0])["text"] == "red answer"
+    assert again.calls != []
+    assert json.loads(scripted([]).generate_until([make_request("Q", {}, colour="red")])[0])["text"] == (
+        "red answer"
+    )
+
+
+def test_visuals_fingerprint_sees_pixels_bytes_and_files_without_decoding(tmp_path):
+    blue, red = Image.new("RGB", (4, 4), "blue"), Image.new("RGB", (4, 4), "red")
+    assert visuals_fingerprint([blue]) == visuals_fingerprint([blue.copy()])
+    assert visuals_fingerprint([blue]) != visuals_fingerprint([red])
+    assert visuals_fingerprint([blue, red]) != visuals_fingerprint([red, blue])
+    assert visuals_fingerprint({"bytes": b"a"}) != visuals_fingerprint({"bytes": b"b"})
+    path = tmp_path / "x.png"
+    blue.save(path)
+    before = visuals_fingerprint(str(path))
+    red.resize((8, 8)).save(path)
+    assert visuals_fingerprint(str(path)) != before
+    assert visuals_fingerprint(str(tmp_path / "missing.png")) != before
 
 
 def test_images_are_written_under_task_and_doc(scripted, tmp_path):
