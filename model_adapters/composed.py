@@ -73,7 +73,8 @@ class Composed(UnifiedModel):
         self.und_args, self.gen_args = parse_nested_args(und_args), parse_nested_args(gen_args)
         self.max_new_tokens = int(max_new_tokens) if max_new_tokens else None
         self.gen_model = load_generator(self.gen_name, self.gen_args, output_dir)
-        und_kwargs = {"batch_size": self.batch_size, **self.und_args}  # lmms-eval gives every model batch_size
+        # lmms-eval gives every model batch_size
+        und_kwargs = {"batch_size": self.batch_size, **self.und_args}
         self.und_model = get_model(self.und_name, force_simple=True)(**und_kwargs)
 
     def describe(self) -> dict[str, Any]:

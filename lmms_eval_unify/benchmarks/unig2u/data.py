@@ -189,7 +189,10 @@ def auxsolidmath_rows(n: int, rng: random.Random) -> list[dict]:
     for _ in range(n):
         a, b, c = (rng.randint(1, 5) for _ in range(3))
         image, draw = _canvas()
-        front, back = [(40, 80), (160, 80), (160, 170), (40, 170)], [(90, 30), (210, 30), (210, 120), (90, 120)]
+        front, back = (
+            [(40, 80), (160, 80), (160, 170), (40, 170)],
+            [(90, 30), (210, 30), (210, 120), (90, 120)],
+        )
         draw.polygon(front, outline="black")
         draw.polygon(back, outline="gray")
         for p, q in zip(front, back, strict=True):
@@ -322,7 +325,9 @@ def generate(out_dir: str | Path, n: int, seed: int = 0) -> list[Path]:
         written.append(write_parquet(rows(), root / relative, **kinds))
     written.append(_write_babyvision(babyvision_rows(n, rng), root / BABYVISION_FILE))
     gmap, collision = vsp_rows(n, rng)
-    written.append(write_parquet(gmap, root / "vsp/vsp_google_map_50.parquet", ("example_image", "test_image")))
+    written.append(
+        write_parquet(gmap, root / "vsp/vsp_google_map_50.parquet", ("example_image", "test_image"))
+    )
     written.append(
         write_parquet(
             collision, root / "vsp/vsp_collision_50.parquet", ("icon_image", "example_image", "test_image")
@@ -332,7 +337,10 @@ def generate(out_dir: str | Path, n: int, seed: int = 0) -> list[Path]:
               for item in generate_jigsaw_items(n, seed)]  # fmt: skip
     written.append(
         write_parquet(
-            [{**row, **{k: png_cell(row[k]) for k in ("ref_image", "cand0_image", "cand1_image")}} for row in jigsaw],
+            [
+                {**row, **{k: png_cell(row[k]) for k in ("ref_image", "cand0_image", "cand1_image")}}
+                for row in jigsaw
+            ],
             root / "uni_mmmu/uni_mmmu_jigsaw100.parquet",
             ("ref_image", "cand0_image", "cand1_image"),
         )

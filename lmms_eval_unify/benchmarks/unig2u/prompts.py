@@ -505,7 +505,10 @@ def gta_prompt(subtask: str, doc: dict) -> str:
     if family == "geometry3k":
         return _gta(GEOMETRY3K_GEN, GEOMETRY3K_GTA.format(problem=doc["problem"]))
     if family == "auxsolidmath":
-        return _gta(AUXSOLIDMATH_GEN.format(question=doc["question"]), AUXSOLIDMATH_GTA.format(question=doc["question"]))
+        return _gta(
+            AUXSOLIDMATH_GEN.format(question=doc["question"]),
+            AUXSOLIDMATH_GTA.format(question=doc["question"]),
+        )
     if family == "phyx":
         gen, pre = PHYX_GTA[subtask]
         return _gta(gen, pre + str(doc["question"]))

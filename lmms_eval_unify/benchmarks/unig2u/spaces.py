@@ -128,7 +128,9 @@ class JigsawSpace:
     """Oracle: the true choice and both completions; random: a uniform choice (chance 0.5) and, per panel, the
     completion with a uniformly drawn candidate."""
 
-    def plan(self, doc: dict, inputs: list[Image.Image], rng: random.Random, oracle: bool) -> DirectJigsawPlan:
+    def plan(
+        self, doc: dict, inputs: list[Image.Image], rng: random.Random, oracle: bool
+    ) -> DirectJigsawPlan:
         if oracle:
             return DirectJigsawPlan(int(doc["label"]), (jigsaw_completion(doc, 0), jigsaw_completion(doc, 1)))
         panels = (jigsaw_completion(doc, rng.randrange(2)), jigsaw_completion(doc, rng.randrange(2)))

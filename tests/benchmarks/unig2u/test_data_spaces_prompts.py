@@ -12,7 +12,9 @@ from lmms_eval_unify.benchmarks.unig2u.task import concatenate, resolve_files
 from lmms_eval_unify.protocols import Phase, split_generate_then_answer_prompt
 from lmms_eval_unify.task import LocalDataMissingError
 
-TEXT_SUBTASKS = [name for name, s in SUBTASKS.items() if s.family not in ("maze", "sliding", "jigsaw", *JUDGED_FAMILIES)]
+TEXT_SUBTASKS = [
+    name for name, s in SUBTASKS.items() if s.family not in ("maze", "sliding", "jigsaw", *JUDGED_FAMILIES)
+]
 SPACE = {"realunify": spaces.MULTIPLE_CHOICE, "visual_puzzles": spaces.MULTIPLE_CHOICE, "mmsi": spaces.MMSI,
          "chartqa": spaces.CHARTQA, "vsp": spaces.VSP}  # fmt: skip
 SCORER = {"realunify": "mc", "visual_puzzles": "mc", "mmsi": "mc", "chartqa": "chartqa", "vsp": "vsp"}

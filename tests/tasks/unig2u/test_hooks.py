@@ -72,7 +72,9 @@ def test_official_gta_gives_stage1_only_the_first_image(data_dir, tmp_path):
     config, docs = _task("unig2u_vsp_reason_gta_official", data_dir)
     collision = next(i for i, d in enumerate(docs) if d["source"] == "collision")
     truth = docs[collision]
-    model = ScriptedAdapter([f"Car: {truth['gt_car']}\nPerson: {truth['gt_person']}"], output_dir=str(tmp_path))
+    model = ScriptedAdapter(
+        [f"Car: {truth['gt_car']}\nPerson: {truth['gt_person']}"], output_dir=str(tmp_path)
+    )
     result = _serve(model, config, docs, collision)
     (generate_call, understand_call) = model.calls
     assert generate_call[2] == 1 and understand_call[2] == 4  # released code: first input only in stage 1
