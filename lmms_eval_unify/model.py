@@ -256,13 +256,7 @@ class UnifiedModel(lmms):
         decoding["seed"] = self.sample_seed(task, doc_id)
         run = None
         try:
-            doc = self.task_dict[task][split][doc_id]
-            images = model_inputs(
-                doc_to_visual(doc),
-                UNDERSTAND_VIDEO in self.capabilities,
-                self.max_input_images,
-                int(options.get("num_frames", DEFAULT_VIDEO_FRAMES)),
-            )
+            images = self._inputs_of(doc_to_visual, task, split, doc_id, options)
             run = ProtocolRun(self, task, doc_id, ctx, images, options, decoding)
             record = spec.run(run)
             record.timings.update(run.timings)
@@ -303,14 +297,7 @@ class UnifiedModel(lmms):
             for request in requests:
                 ctx, gen_kwargs, doc_to_visual, doc_id, task, split = request.args
                 options = split_generation_kwargs(dict(gen_kwargs or {}))[0]
-                doc = self.task_dict[task][split][doc_id]
-                images = model_inputs(
-                    doc_to_visual(doc),
-                    UNDERSTAND_VIDEO in self.capabilities,
-                    self.max_input_images,
-                    int(options.get("num_frames", DEFAULT_VIDEO_FRAMES)),
-                )
-                inputs.append((images, ctx))
+                inputs.append((self._inputs_of(doc_to_visual, task, split, doc_id, options), ctx))
             _, decoding = split_generation_kwargs(dict(requests[0].args[1] or {}))
             self.phase = Phase("answer")
             texts = self.understand_batch(inputs, **decoding)
@@ -332,6 +319,15 @@ class UnifiedModel(lmms):
             self.media.save_record(task, doc_id, record)
             out[index] = record.to_json()
         return out
+
+    def _inputs_of(self, doc_to_visual, task: str, split: str, doc_id: Any, options: dict) -> list:
+        """The images (or videos) this model is given for a doc, per its capabilities and the task options."""
+        return model_inputs(
+            doc_to_visual(self.task_dict[task][split][doc_id]),
+            UNDERSTAND_VIDEO in self.capabilities,
+            self.max_input_images,
+            int(options.get("num_frames", DEFAULT_VIDEO_FRAMES)),
+        )
 
     def _signature(self, request: Instance) -> str:
         """What a stored output must match to be reused: model, prompt, generation options and the doc's

@@ -3,21 +3,16 @@ tasks (geometry, science, code) against the local judge server with the referenc
 
 import csv
 import json
-import os
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
+from cli_runs import judged_cli_runs, offline_env, results_of
 
 from lmms_eval_unify.benchmarks.uni_mmmu.data import generate
 from lmms_eval_unify.benchmarks.uni_mmmu.jigsaw import METRICS_ENV
 from lmms_eval_unify.benchmarks.uni_mmmu.reference_judge import verdict
 from lmms_eval_unify.metrics.tiny import TINY_DREAMSIM_TYPE, write_tiny_dreamsim_checkpoint
 from lmms_eval_unify.scoring.leaderboard import main
-from lmms_eval_unify.testing.openai_server import OpenAICompatServer
 
-BIN = Path(sys.executable).parent
 N_ITEMS = 8
 TASKS = [f"uni_mmmu_{name}" for name in ("maze", "sliding", "jigsaw", "geometry", "science", "code")]
 JUDGED = {"uni_mmmu_geometry": ("img_acc", "text_acc"), "uni_mmmu_science": ("reasoning_acc", "text_acc", "img_acc"),
@@ -38,21 +33,9 @@ def runs(root):
     metrics = {
         "dreamsim": {"backbone": TINY_DREAMSIM_TYPE, "weights": str(root / "dreamsim"), "device": "cpu"}
     }
-    env = {**os.environ, "LMMS_EVAL_UNIFY_DATA_DIR": str(root / "data"), "HF_HUB_OFFLINE": "1",
-           "HF_DATASETS_OFFLINE": "1", METRICS_ENV: json.dumps(metrics)}  # fmt: skip
-    env.pop("LMMS_EVAL_UNIFY_OUTPUT_DIR", None)
-    results = {}
-    with OpenAICompatServer(verdict, max_lifetime_s=900) as judge_server:
-        env |= {"LMMS_EVAL_UNIFY_JUDGE_BASE_URL": judge_server.base_url,
-                "LMMS_EVAL_UNIFY_JUDGE_CACHE": str(root / "judge.sqlite")}  # fmt: skip
-        for model in ("unify_oracle", "unify_random"):
-            command = [str(BIN / "lmms-eval"), "--model", model, "--tasks", "uni_mmmu",
-                       "--output_path", str(root / model), "--log_samples"]  # fmt: skip
-            done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
-            assert done.returncode == 0, done.stderr[-3000:]
-            results[model] = json.loads(next((root / model).rglob("*_results.json")).read_text())["results"]
-        assert judge_server.request_count > 0
-    return results
+    env = offline_env(root / "data", **{METRICS_ENV: json.dumps(metrics)})
+    out = judged_cli_runs(root, "uni_mmmu", verdict, env, {"unify_oracle": [], "unify_random": []})
+    return {model: results_of(run) for model, run in out.items()}
 
 
 @pytest.mark.slow
@@ -96,3 +79,9 @@ def test_leaderboard_table_shows_the_judged_columns(root, runs):
     columns = ("Geo I", "Geo T", "Sci. R", "Sci. T", "Sci. I", "C. T", "C. S", "C. P")
     assert all(float(table["unify_oracle"][c]) == pytest.approx(100.0) for c in columns)
     assert all(float(table["unify_random"][c]) < 100.0 for c in columns)
+    with (out / "uni_mmmu_science_disciplines.csv").open(newline="", encoding="utf-8") as handle:
+        disciplines = {row["model"]: row for row in csv.DictReader(handle)}
+    assert all(
+        float(v) == pytest.approx(100.0) for k, v in disciplines["unify_oracle"].items() if k != "model"
+    )
+    assert len(disciplines["unify_oracle"]) == 1 + 3 * 3  # model, then Physics/Chemistry/Biology x R/T/I

@@ -1,0 +1,50 @@
+"""Real `lmms-eval` CLI runs of the baselines on generated data, judged by the local reference judge server."""
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from lmms_eval_unify.testing.openai_server import OpenAICompatServer
+
+BIN = Path(sys.executable).parent
+
+
+def offline_env(data_dir: Path, **extra: str) -> dict[str, str]:
+    """The environment of an offline run reading generated data from ``data_dir``."""
+    env = {**os.environ, "LMMS_EVAL_UNIFY_DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1",
+           "HF_DATASETS_OFFLINE": "1", **extra}  # fmt: skip
+    env.pop("LMMS_EVAL_UNIFY_OUTPUT_DIR", None)
+    return env
+
+
+def judged_cli_runs(
+    root: Path, tasks: str, verdict: Callable, env: Mapping[str, str], models: Mapping[str, list[str]]
+) -> dict[str, Path]:
+    """Run ``lmms-eval`` for each model (with its extra arguments) on ``tasks``, judged by a local server
+    answering with ``verdict``; return each model's output folder. Fails on a non-zero exit or if the
+    judge was never asked."""
+    out = {}
+    with OpenAICompatServer(verdict, max_lifetime_s=900) as judge_server:
+        env = {**env, "LMMS_EVAL_UNIFY_JUDGE_BASE_URL": judge_server.base_url,
+               "LMMS_EVAL_UNIFY_JUDGE_CACHE": str(root / "judge.sqlite")}  # fmt: skip
+        for model, extra in models.items():
+            out[model] = root / model
+            command = [str(BIN / "lmms-eval"), "--model", model, "--tasks", tasks,
+                       "--output_path", str(out[model]), "--log_samples", *extra]  # fmt: skip
+            done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+            assert done.returncode == 0, done.stderr[-3000:]
+        assert judge_server.request_count > 0
+    return out
+
+
+def results_of(run: Path) -> dict:
+    """The ``results`` mapping of a run's results JSON."""
+    return json.loads(next(run.rglob("*_results.json")).read_text())["results"]
+
+
+def samples_of(run: Path, task: str) -> list[dict]:
+    """The logged samples of one task of a run."""
+    return [json.loads(line) for line in next(run.rglob(f"*_samples_{task}.jsonl")).read_text().splitlines()]
