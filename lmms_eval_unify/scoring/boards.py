@@ -335,6 +335,21 @@ def uni_mmmu_boards(models: Mapping[str, ModelResults], options: Options) -> lis
             notes,
         )
     ]
+    by_discipline = [to_row(s) for s in scored]
+    if any(
+        v is not None for row in by_discipline for k, v in row.values.items() if k in um.DISCIPLINE_COLUMNS
+    ):
+        boards.append(
+            Board(
+                "uni_mmmu_science_disciplines",
+                "Uni-MMMU science by discipline (ours)",
+                [(c, (c,)) for c in um.DISCIPLINE_COLUMNS],
+                by_discipline,
+                [
+                    "Sci. R/T/I of Table 2 restricted to one discipline (level_1_category); the paper pools them."
+                ],
+            )
+        )
     if options.split_half:
         boards += split_half_boards(
             "uni_mmmu", "Uni-MMMU", scored, [*(k for _, ks in columns for k in ks), um.OUR_AVG]

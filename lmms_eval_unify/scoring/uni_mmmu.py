@@ -7,11 +7,17 @@ Maze and Sliding report step-level and sample-level values ("step/sample").
 The paper's "Avg." column matches no formula over its own columns (see docs/scoring.md), so we
 print `Avg. (ours)`: the unweighted mean of the 14 columns with step-level Maze/Sliding values.
 It is our own summary and is not comparable to the paper's Avg.
+
+The paper's eight tasks include three science disciplines that Table 2 pools into the Sci. columns (one
+`uni_mmmu_science` task here). We also break Sci. R/T/I down by discipline, read from each logged doc's
+`level_1_category`; the paper prints no such table.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+
+import numpy as np
 
 from lmms_eval_unify.scoring.aggregate import Score
 from lmms_eval_unify.scoring.samples import Features, TaskMeans, field
@@ -38,6 +44,14 @@ COLUMNS: dict[str, tuple[str, str]] = {
 JUDGE_SCALED = {"shape_color_score", "position_score"}
 OUR_AVG = "Avg. (ours)"
 TASKS = ("jigsaw", "maze", "sliding", "geometry", "science", "code")
+DISCIPLINES = ("Physics", "Chemistry", "Biology")
+# "Physics R" -> ("Physics", "reasoning_acc"): the Sci. columns restricted to one discipline.
+DISCIPLINE_COLUMNS: dict[str, tuple[str, str]] = {
+    f"{d} {column.split()[-1]}": (d, metric)
+    for d in DISCIPLINES
+    for column, (task, metric) in COLUMNS.items()
+    if task == "science"
+}
 
 
 def task_name(task: str) -> str:
@@ -72,13 +86,26 @@ def _step_key(column: str) -> str:
     return f"{column} step" if COLUMNS[column][0] in STEP_TASKS else column
 
 
+def discipline(row: Mapping) -> str:
+    """A science sample's discipline (`Physics`, ...) from the doc lmms-eval logged with it; "" if absent."""
+    doc = row.get("doc")
+    return str(doc.get("level_1_category") or "") if isinstance(doc, Mapping) else ""
+
+
 def task_features(task: str, rows: Sequence[Mapping]) -> Features:
-    """Per-sample metrics of one task on the 0-100 scale (missing values count as 0)."""
-    return {key: normalised(key, field(rows, key, "zero")) for key in metric_keys(task)}
+    """Per-sample metrics of one task on the 0-100 scale (missing values count as 0); science adds one
+    feature per discipline column, NaN (skipped) on the other disciplines' samples."""
+    features = {key: normalised(key, field(rows, key, "zero")) for key in metric_keys(task)}
+    if task == "science":
+        labels = np.array([discipline(row) for row in rows], dtype=object)
+        for column, (name, metric) in DISCIPLINE_COLUMNS.items():
+            features[column] = np.where(labels == name, features[metric], np.nan)
+    return features
 
 
 def table2_row(means: TaskMeans) -> dict[str, Score]:
-    """Table 2 row: every column, Maze/Sliding as `<col> step` and `<col> sample`, plus `Avg. (ours)`."""
+    """Table 2 row: every column, Maze/Sliding as `<col> step` and `<col> sample`, `Avg. (ours)`, and the
+    science discipline columns (`Physics R`, ...; None without disciplines)."""
     row: dict[str, Score] = {}
     for column, (task, metric) in COLUMNS.items():
         m = means.get(task_name(task), {})
@@ -88,4 +115,6 @@ def table2_row(means: TaskMeans) -> dict[str, Score]:
         else:
             row[column] = m.get(metric)
     row[OUR_AVG] = our_average(row)
+    science = means.get(task_name("science"), {})
+    row.update({column: science.get(column) for column in DISCIPLINE_COLUMNS})
     return row

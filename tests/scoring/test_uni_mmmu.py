@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from scoring.paper_table_io import cell, read_table
 
@@ -79,3 +81,23 @@ def test_table2_row_from_per_sample_metrics():
 def test_metric_keys_contract():
     assert um.metric_keys("maze") == ["img_step_acc", "img_sample_acc", "text_step_acc", "text_sample_acc"]
     assert um.metric_keys("science") == ["reasoning_acc", "text_acc", "img_acc"]
+
+
+def test_science_by_discipline_restricts_the_sci_columns_to_each_discipline():
+    def sample(discipline, correct):
+        return {"doc": {"level_1_category": discipline}, "reasoning_acc": correct, "text_acc": correct,
+                "img_acc": 1 - correct}  # fmt: skip
+
+    rows = [sample("Physics", 1), sample("Physics", 0), sample("Chemistry", 1), sample("Biology", 0)]
+    row = um.table2_row({um.task_name("science"): feature_means(um.task_features("science", rows))})
+    assert row["Sci. R"] == 50.0 and row["Sci. I"] == 50.0  # Table 2 pools the disciplines
+    assert (row["Physics R"], row["Chemistry R"], row["Biology R"]) == (50.0, 100.0, 0.0)
+    assert (row["Physics I"], row["Chemistry I"], row["Biology I"]) == (50.0, 0.0, 100.0)
+    assert list(um.DISCIPLINE_COLUMNS)[:3] == ["Physics R", "Physics T", "Physics I"]
+
+
+def test_science_without_logged_disciplines_has_no_discipline_values():
+    rows = [{"reasoning_acc": 1, "text_acc": 1, "img_acc": 1}]
+    row = um.table2_row({um.task_name("science"): feature_means(um.task_features("science", rows))})
+    assert row["Sci. T"] == 100.0
+    assert all(math.isnan(row[c]) for c in um.DISCIPLINE_COLUMNS)
