@@ -9,8 +9,8 @@ print `Avg. (ours)`: the unweighted mean of the 14 columns with step-level Maze/
 It is our own summary and is not comparable to the paper's Avg.
 
 The paper's eight tasks include three science disciplines that Table 2 pools into the Sci. columns (one
-`uni_mmmu_science` task here). We also break Sci. R/T/I down by discipline, read from each logged doc's
-`level_1_category`; the paper prints no such table.
+`uni_mmmu_science` task here). We also break Sci. R/T/I down by discipline, read from each sample's
+`details.discipline` (the doc's `level_1_category`); the paper prints no such table.
 """
 
 from __future__ import annotations
@@ -87,9 +87,9 @@ def _step_key(column: str) -> str:
 
 
 def discipline(row: Mapping) -> str:
-    """A science sample's discipline (`Physics`, ...) from the doc lmms-eval logged with it; "" if absent."""
-    doc = row.get("doc")
-    return str(doc.get("level_1_category") or "") if isinstance(doc, Mapping) else ""
+    """A science sample's discipline (`Physics`, ...) as its record's `details` give it; "" if absent."""
+    details = row.get("details")
+    return str(details.get("discipline") or "") if isinstance(details, Mapping) else ""
 
 
 def task_features(task: str, rows: Sequence[Mapping]) -> Features:

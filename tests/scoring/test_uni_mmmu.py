@@ -85,7 +85,7 @@ def test_metric_keys_contract():
 
 def test_science_by_discipline_restricts_the_sci_columns_to_each_discipline():
     def sample(discipline, correct):
-        return {"doc": {"level_1_category": discipline}, "reasoning_acc": correct, "text_acc": correct,
+        return {"details": {"discipline": discipline}, "reasoning_acc": correct, "text_acc": correct,
                 "img_acc": 1 - correct}  # fmt: skip
 
     rows = [sample("Physics", 1), sample("Physics", 0), sample("Chemistry", 1), sample("Biology", 0)]

@@ -28,7 +28,8 @@ def initial_image(doc: dict) -> Image.Image:
 
 
 def score_science(doc: dict, raw_output: Any, task: str = TASK) -> dict[str, Any]:
-    """Per-sample ``reasoning_acc``, ``text_acc`` (result), ``img_acc``, ``invalid_outputs``."""
+    """Per-sample ``reasoning_acc``, ``text_acc`` (result), ``img_acc``, ``invalid_outputs``; ``details`` also
+    records the ``discipline`` (``level_1_category``) for the leaderboard's per-discipline board."""
     condition, reference = str(doc["input_prompt"]), str(doc["output_prompt"])
 
     def judge_image(images: list[Image.Image]) -> Judged:
@@ -50,7 +51,9 @@ def score_science(doc: dict, raw_output: Any, task: str = TASK) -> dict[str, Any
             variables={"condition": condition, "reference": reference, "response": text},
         )
 
-    return score_judged(raw_output, IMAGE_METRICS, TEXT_METRICS, judge_image, judge_text)
+    scores = score_judged(raw_output, IMAGE_METRICS, TEXT_METRICS, judge_image, judge_text)
+    scores["details"]["discipline"] = str(doc.get("level_1_category") or "")
+    return scores
 
 
 # --- offline generator -------------------------------------------------------------------------------
