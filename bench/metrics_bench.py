@@ -123,20 +123,22 @@ def naive_clip(config):
     return similarity, choice
 
 
-def naive_lpips(config):
-    model = get_backbone(config, load_lpips).model
-    to_tensor = transforms.ToTensor()
-    device = config.torch_device
+def per_pair(pair_distance, preprocess, device):
+    """The naive loop: decode and preprocess both files of a pair with PIL, one forward per pair."""
 
     def distance(paths_a, paths_b):
         out = []
         for a, b in zip(paths_a, paths_b, strict=True):
             with torch.no_grad():
-                x, y = (to_tensor(Image.open(p).convert("RGB"))[None].to(device) for p in (a, b))
-                out.append(synced(model(x, y)))
+                x, y = (preprocess(Image.open(p).convert("RGB"))[None].to(device) for p in (a, b))
+                out.append(synced(pair_distance(x, y)))
         return out
 
     return distance
+
+
+def naive_lpips(config):
+    return per_pair(get_backbone(config, load_lpips).model, transforms.ToTensor(), config.torch_device)
 
 
 def naive_fid(config):
@@ -149,17 +151,9 @@ def naive_fid(config):
             transforms.Normalize((0.485, 0.456, 0.406), (0.229, 0.224, 0.225)),
         ]
     )
-    device = config.torch_device
-
-    def distance(paths_a, paths_b):
-        out = []
-        for a, b in zip(paths_a, paths_b, strict=True):
-            with torch.no_grad():
-                x, y = (net(preprocess(Image.open(p).convert("RGB"))[None].to(device)) for p in (a, b))
-                out.append(synced((x.double() - y.double()).square().sum()))
-        return out
-
-    return distance
+    return per_pair(
+        lambda x, y: (net(x).double() - net(y).double()).square().sum(), preprocess, config.torch_device
+    )
 
 
 def naive_dreamsim(directory: str, device: str):
@@ -182,16 +176,7 @@ def naive_dreamsim(directory: str, device: str):
             transforms.ToTensor(),
         ]
     )
-
-    def distance(paths_a, paths_b):
-        out = []
-        for a, b in zip(paths_a, paths_b, strict=True):
-            with torch.no_grad():
-                x, y = (preprocess(Image.open(p).convert("RGB"))[None].to(device) for p in (a, b))
-                out.append(synced(model(x, y)))
-        return out
-
-    return distance
+    return per_pair(model, preprocess, device)
 
 
 def main() -> None:
