@@ -277,7 +277,7 @@ class UnifiedModel(lmms):
         """Indices of ``direct`` requests not served from disk, grouped by decoding parameters."""
         groups: dict[str, list[int]] = {}
         for index, request in enumerate(requests):
-            ctx, gen_kwargs, _, doc_id, task, _ = request.args
+            _, gen_kwargs, _, doc_id, task, _ = request.args
             gen_kwargs = dict(gen_kwargs or {})
             if protocol_name(gen_kwargs) != "direct":
                 continue
@@ -313,7 +313,7 @@ class UnifiedModel(lmms):
         elapsed = (time.perf_counter() - started) / len(requests)
         out = {}
         for index, request, text in zip(indices, requests, texts, strict=True):
-            ctx, gen_kwargs, _, doc_id, task, _ = request.args
+            _, _, _, doc_id, task, _ = request.args
             record = UnifiedOutput("direct", text=str(text), timings={UNDERSTAND: elapsed, "total": elapsed})
             record.root, record.signature = str(self.media.root), self._signature(request)
             self.media.save_record(task, doc_id, record)
