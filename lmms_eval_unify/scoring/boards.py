@@ -439,7 +439,15 @@ def gapeval_boards(
     board = Board(
         "gapeval_table2", "GapEval (Table 2)", [*columns, (ge.OVERALL_GAP, (ge.OVERALL_GAP,))], rows, notes
     )
-    boards = [board]
+    counts = Board(
+        "gapeval_joint_counts",
+        "GapEval joint counts (the Gap Score's input)",
+        [(f"{ge.CATEGORY_TITLES[c]} {cell}", (f"{c} {cell}",)) for c in ge.CATEGORIES for cell in ge.JOINT_CELLS],
+        [Row(r.label, r.values) for r in rows],  # counts: no intervals
+        ["Paired (question, repeat) rows per category: n11 both directions correct, n10 text only, "
+         "n01 image only, n00 neither. A missing side counts as wrong."],
+    )  # fmt: skip
+    boards = [board, counts]
     if options.split_half:
         boards += split_half_boards(
             "gapeval", "GapEval", scored, [f"{c} {p}" for c in ge.CATEGORIES for p in ge.PARTS]

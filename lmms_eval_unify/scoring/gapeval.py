@@ -24,6 +24,9 @@ CATEGORY_TITLES = dict(
     )
 )
 PARTS = ("Succ.", "Und.", "Gen.")
+# The 2x2 table of paired (question, repeat) rows the Gap Score is fitted on: both right, text only, image
+# only, both wrong.
+JOINT_CELLS = ("n11", "n10", "n01", "n00")
 GAP = "Gap"
 OVERALL_GAP = "Overall Gap"
 
@@ -90,12 +93,17 @@ def joint_proportions(succ: float, und: float, gen: float) -> tuple[float, float
 
 
 def parts_row(means: TaskMeans, sizes: Mapping[str, int] | None = None) -> dict[str, Score]:
-    """Succ./Und./Gen. per category (keys like `reasoning Succ.`); `None` where a category was not run."""
+    """Succ./Und./Gen. per category (keys like `reasoning Succ.`) and, given the number of paired rows per
+    category (`sizes`), the joint counts (`reasoning n11`, ...); `None` where a category was not run."""
     row: dict[str, Score] = {}
     for category in CATEGORIES:
         m = means.get(category)
         for part, key in zip(PARTS, ("succ", "und", "gen"), strict=True):
             row[f"{category} {part}"] = None if m is None else m[key]
+        n = (sizes or {}).get(category)
+        joint = (None,) * 4 if m is None or n is None else joint_proportions(m["succ"], m["und"], m["gen"])
+        for cell, share in zip(JOINT_CELLS, joint, strict=True):
+            row[f"{category} {cell}"] = None if share is None else share * n
     return row
 
 

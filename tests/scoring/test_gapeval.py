@@ -7,7 +7,7 @@ from scoring.paper_table_io import cell, read_table
 
 from lmms_eval_unify.scoring import gapeval as ge
 from lmms_eval_unify.scoring.leaderboard import main as leaderboard
-from lmms_eval_unify.scoring.samples import feature_means
+from lmms_eval_unify.scoring.samples import feature_means, n_samples
 from lmms_eval_unify.scoring.synthetic import write_run
 
 
@@ -40,7 +40,18 @@ def test_parts_row_and_ability():
     means = {"reasoning": {"succ": 10.0, "und": 40.0, "gen": 20.0}}
     row = ge.parts_row(means)
     assert row["reasoning Succ."] == 10.0 and row["world_knowledge Und."] is None
+    assert row["reasoning n11"] is None  # counts need the number of paired rows
     assert ge.ability(row) == 30.0
+
+
+def test_parts_row_joint_counts_from_paired_rows():
+    und = [{"doc_id": i, "correct": c} for i, c in enumerate([1, 1, 0, 0, 1])]
+    gen = [{"doc_id": i, "correct": c} for i, c in enumerate([1, 0, 1, 0])]  # doc 4: no image answer
+    features = ge.joint_features(und, gen)
+    row = ge.parts_row({"reasoning": feature_means(features)}, {"reasoning": n_samples(features)})
+    counts = [row[f"reasoning {cell}"] for cell in ge.JOINT_CELLS]
+    assert counts == pytest.approx([1, 2, 1, 1])  # doc 4's missing image counts as wrong: text only
+    assert row["world_knowledge n00"] is None
 
 
 def test_joint_features_pair_on_question_id_and_repeat_when_present():

@@ -9,7 +9,7 @@ from cli_runs import BIN, judged_cli_runs, offline_env, results_of, samples_of
 
 from lmms_eval_unify.benchmarks.gapeval.data import generate
 from lmms_eval_unify.benchmarks.gapeval.reference_judge import verdict
-from lmms_eval_unify.scoring.gapeval import CATEGORIES, task_names
+from lmms_eval_unify.scoring.gapeval import CATEGORIES, JOINT_CELLS, task_names
 
 N_ITEMS = 4
 TASKS = [t for c in CATEGORIES for t in task_names(c)]
@@ -53,6 +53,7 @@ def test_leaderboard_succ_und_gen_and_gap_from_thesamples_of(runs):
     assert done.returncode == 0, done.stderr[-3000:]
     assert "Unpaired" not in done.stdout
     rows = {row["model"]: row for row in csv.DictReader((root / "lb" / "gapeval_table2.csv").open())}
+    counts = {row["model"]: row for row in csv.DictReader((root / "lb" / "gapeval_joint_counts.csv").open())}
     for category in CATEGORIES:
         for part in ("Succ.", "Und.", "Gen."):
             assert float(rows["unify_oracle"][f"{category} {part}"]) == pytest.approx(100.0)
@@ -65,6 +66,13 @@ def test_leaderboard_succ_und_gen_and_gap_from_thesamples_of(runs):
             assert float(rows["unify_random"][f"{category} {part}"]) == pytest.approx(
                 100 * hits / len(pairs), abs=1e-3
             )
+        random_counts = [float(counts["unify_random"][f"{category} {cell}"]) for cell in JOINT_CELLS]
+        n10, n01 = expected["Und."] - expected["Succ."], expected["Gen."] - expected["Succ."]
+        assert random_counts == pytest.approx(
+            [expected["Succ."], n10, n01, len(pairs) - expected["Succ."] - n10 - n01], abs=1e-6
+        )
+        oracle_counts = [float(counts["unify_oracle"][f"{category} {cell}"]) for cell in JOINT_CELLS]
+        assert oracle_counts == pytest.approx([N_ITEMS, 0, 0, 0], abs=1e-6)
         for model in rows:
             assert 0.0 <= float(rows[model][f"{category} Gap"]) <= 100.0
     assert (
