@@ -87,9 +87,10 @@ def _step_key(column: str) -> str:
 
 
 def discipline(row: Mapping) -> str:
-    """A science sample's discipline (`Physics`, ...) as its record's `details` give it; "" if absent."""
+    """A science sample's discipline as its record's `details` give it, capitalised (`physics` and ` Physics`
+    both read `Physics`, since the official data's casing is unverified); "" if absent."""
     details = row.get("details")
-    return str(details.get("discipline") or "") if isinstance(details, Mapping) else ""
+    return str(details.get("discipline") or "").strip().capitalize() if isinstance(details, Mapping) else ""
 
 
 def task_features(task: str, rows: Sequence[Mapping]) -> Features:

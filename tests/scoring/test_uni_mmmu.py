@@ -88,7 +88,7 @@ def test_science_by_discipline_restricts_the_sci_columns_to_each_discipline():
         return {"details": {"discipline": discipline}, "reasoning_acc": correct, "text_acc": correct,
                 "img_acc": 1 - correct}  # fmt: skip
 
-    rows = [sample("Physics", 1), sample("Physics", 0), sample("Chemistry", 1), sample("Biology", 0)]
+    rows = [sample("Physics", 1), sample("physics ", 0), sample("Chemistry", 1), sample("BIOLOGY", 0)]
     row = um.table2_row({um.task_name("science"): feature_means(um.task_features("science", rows))})
     assert row["Sci. R"] == 50.0 and row["Sci. I"] == 50.0  # Table 2 pools the disciplines
     assert (row["Physics R"], row["Chemistry R"], row["Biology R"]) == (50.0, 100.0, 0.0)

@@ -243,8 +243,9 @@ def score_judged(family: str, doc: dict, raw_output: Any, task: str) -> dict:
 
 def jigsaw_score(doc: dict, raw_output: Any) -> dict:
     """UniG2U's jigsaw score: the text accuracy of the Uni-MMMU jigsaw (``choice`` of the first
-    ``<FINAL_ANSWER_JSON>`` block, as the official parser reads it, equals ``label``); the released UniG2U code scores the text only. GtA panels are
-    kept in the record, not scored (Uni-MMMU's ``img_score`` is the ``uni_mmmu_jigsaw`` task's)."""
+    ``<FINAL_ANSWER_JSON>`` block, as the official parser reads it, equals ``label``); the released UniG2U
+    code scores the text only. GtA panels are kept in the record, not scored (Uni-MMMU's ``img_score`` is the
+    ``uni_mmmu_jigsaw`` task's)."""
     parsed = parse_output(raw_output)
     if (early := _unscorable(parsed)) is not None:
         return early
