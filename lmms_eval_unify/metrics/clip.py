@@ -89,7 +89,7 @@ def checkpoint_env_name(backbone: str) -> str:
     return _CHECKPOINT_ENV_NAMES.get(arch, "CLIP_" + re.sub(r"[^A-Z0-9]+", "_", arch.upper()) + "_CKPT")
 
 
-def _pretrained_source(config: MetricConfig) -> str:
+def pretrained_source(config: MetricConfig) -> str:
     """Local checkpoint path (explicit, env var, or HF cache), or the tag itself when downloads are allowed."""
     env_name = checkpoint_env_name(config.backbone)
     explicit = config.weights if config.weights and os.path.exists(config.weights) else env_value(env_name)
@@ -120,7 +120,7 @@ def _pretrained_source(config: MetricConfig) -> str:
         config.backbone,
         looked_in,
         ENV_PREFIX + env_name,
-        f"Download it with `huggingface-cli download {hf_repo} {_HF_WEIGHT_FILES[0]}` or set "
+        f"Download it with `hf download {hf_repo} {_HF_WEIGHT_FILES[0]}` or set "
         f"{ENV_PREFIX}ALLOW_DOWNLOADS=1 to let open_clip fetch pretrained={tag!r}.",
     )
 
@@ -136,7 +136,7 @@ def _build_clip_model(config: MetricConfig) -> torch.nn.Module:
                 return open_clip.create_model("ViT-B-32", pretrained=None, **_TINY_CLIP_KWARGS)
             return open_clip.create_model(config.backbone, pretrained=None)
     return open_clip.create_model(
-        config.backbone, pretrained=_pretrained_source(config), require_pretrained=True
+        config.backbone, pretrained=pretrained_source(config), require_pretrained=True
     )
 
 

@@ -76,6 +76,16 @@ def _weights_dir(config: MetricConfig, required: list[str]) -> str:
     )
 
 
+def weights_dir(config: MetricConfig) -> str:
+    """The folder holding every file DreamSim ``config.backbone`` needs (``MissingWeightsError`` if none)."""
+    model_types = _model_settings(config.backbone)["model_type"].split(",")
+    lora_dir = _lora_dir_name(config.backbone, model_types)
+    required = [f"{lora_dir}/adapter_config.json"] + [
+        f for m in model_types for f in _BACKBONE_FILES.get(m, [])
+    ]
+    return _weights_dir(config, required)
+
+
 @contextlib.contextmanager
 def preserved_torch_hub_dir() -> Iterator[None]:
     """DreamSim calls torch.hub.set_dir() globally; restore the previous hub dir for the rest of the process."""
@@ -92,12 +102,8 @@ def load_dreamsim(config: MetricConfig) -> ImageEncoder:
     from peft import LoraConfig, PeftModel, get_peft_model
 
     settings = _model_settings(config.backbone)
-    model_types = settings["model_type"].split(",")
-    lora_dir = _lora_dir_name(config.backbone, model_types)
-    required = [f"{lora_dir}/adapter_config.json"] + [
-        f for m in model_types for f in _BACKBONE_FILES.get(m, [])
-    ]
-    directory = _weights_dir(config, required)
+    lora_dir = _lora_dir_name(config.backbone, settings["model_type"].split(","))
+    directory = weights_dir(config)
     device = str(config.torch_device)
     with preserved_torch_hub_dir():
         model = PerceptualModel(**settings, device=device, load_dir=directory, normalize_embeds=True)

@@ -70,31 +70,37 @@ def _tiny_feature_net() -> nn.Module:
         )  # fmt: skip
 
 
+# backbone -> (env var name without prefix, torch.hub cache file name, where the file comes from)
+CHECKPOINTS: dict[str, tuple[str, str, str]] = {
+    "inception_v3": ("INCEPTION_V3_CKPT", "inception_v3_google-0cc3c7bd.pth", "torchvision's ImageNet checkpoint"),
+    "resnet50": ("RESNET50_CKPT", "resnet50-0676ba61.pth", "torchvision's ImageNet checkpoint"),
+    "tf_inception_v3": (
+        "FID_INCEPTION_CKPT", "weights-inception-2015-12-05-6726825d.pth",
+        "torch-fidelity's TF-Inception checkpoint (github.com/toshas/torch-fidelity releases)",
+    ),
+    "i3d": ("I3D_CKPT", "i3d_torchscript.pt", "StyleGAN-V's I3D torchscript (400-d Kinetics features)"),
+}  # fmt: skip
+
+
+def checkpoint_path(config: MetricConfig) -> str:
+    """The local checkpoint of a FID/FVD feature backbone (``MissingWeightsError`` naming the env var)."""
+    env, filename, source = CHECKPOINTS[config.backbone]
+    return find_weights_file(config, env, [torch_hub_checkpoint(filename)], f"It is {source}: {filename}.")
+
+
 def _torchvision_trunk(
-    config: MetricConfig, build: Callable[..., nn.Module], env: str, filename: str, **build_kwargs: Any
+    config: MetricConfig, build: Callable[..., nn.Module], **build_kwargs: Any
 ) -> nn.Module:
     with seeded_random_init():
         model = build(weights=None, **build_kwargs)
     if not config.random_weights:
-        path = find_weights_file(
-            config,
-            env,
-            [torch_hub_checkpoint(filename)],
-            f"It is torchvision's ImageNet checkpoint {filename}.",
-        )
+        path = checkpoint_path(config)
         model.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
     return model
 
 
 def _inception_pool_features(config: MetricConfig) -> nn.Module:
-    net = _torchvision_trunk(
-        config,
-        torchvision.models.inception_v3,
-        "INCEPTION_V3_CKPT",
-        "inception_v3_google-0cc3c7bd.pth",
-        aux_logits=True,
-        init_weights=False,
-    )
+    net = _torchvision_trunk(config, torchvision.models.inception_v3, aux_logits=True, init_weights=False)
     keep = [
         "Conv2d_1a_3x3", "Conv2d_2a_3x3", "Conv2d_2b_3x3", "maxpool1", "Conv2d_3b_1x1", "Conv2d_4a_3x3", "maxpool2",
         "Mixed_5b", "Mixed_5c", "Mixed_5d", "Mixed_6a", "Mixed_6b", "Mixed_6c", "Mixed_6d", "Mixed_6e",
@@ -104,7 +110,7 @@ def _inception_pool_features(config: MetricConfig) -> nn.Module:
 
 
 def _resnet50_pool_features(config: MetricConfig) -> nn.Module:
-    net = _torchvision_trunk(config, torchvision.models.resnet50, "RESNET50_CKPT", "resnet50-0676ba61.pth")
+    net = _torchvision_trunk(config, torchvision.models.resnet50)
     net.fc = nn.Identity()
     return net
 
@@ -112,11 +118,7 @@ def _resnet50_pool_features(config: MetricConfig) -> nn.Module:
 def _tf_inception_features(config: MetricConfig) -> Callable[[torch.Tensor], torch.Tensor]:
     from torchmetrics.image.fid import NoTrainInceptionV3  # needs torch-fidelity
 
-    filename = "weights-inception-2015-12-05-6726825d.pth"
-    path = find_weights_file(
-        config, "FID_INCEPTION_CKPT", [torch_hub_checkpoint(filename)],
-        f"It is torch-fidelity's TF-Inception checkpoint {filename} (github.com/toshas/torch-fidelity releases).",
-    )  # fmt: skip
+    path = checkpoint_path(config)
     net = NoTrainInceptionV3(
         "inception-v3-compat", ["2048"], feature_extractor_weights_path=path, antialias=False
     )
@@ -221,10 +223,7 @@ def _frame_mean_features(config: MetricConfig, videos: Sequence[list[ImageInput]
 def load_i3d(config: MetricConfig) -> torch.jit.ScriptModule:
     if config.random_weights:
         raise ValueError("the I3D backbone is a torchscript file; it cannot be built with random weights")
-    path = find_weights_file(
-        config, "I3D_CKPT", [torch_hub_checkpoint("i3d_torchscript.pt")],
-        "It is StyleGAN-V's I3D torchscript (i3d_torchscript.pt, 400-d Kinetics features).",
-    )  # fmt: skip
+    path = checkpoint_path(config)
     # The published I3D is a TorchScript archive; torch.jit.load (deprecated) is the only reader.
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", category=FutureWarning)

@@ -40,7 +40,8 @@ class LpipsBackbone:
     config: MetricConfig
 
 
-def _trunk_checkpoint(config: MetricConfig) -> str:
+def trunk_checkpoint(config: MetricConfig) -> str:
+    """The torchvision checkpoint of the LPIPS trunk (``MissingWeightsError`` if absent)."""
     _, env_name, filename = _TRUNKS[config.backbone]
     return find_weights_file(
         config,
@@ -65,7 +66,7 @@ def load_lpips(config: MetricConfig) -> LpipsBackbone:
         raise ValueError(f"unsupported LPIPS backbone {config.backbone!r}; expected one of {sorted(_TRUNKS)}")
     import lpips  # imported on first use, like every backbone library
 
-    trunk_path = None if config.random_weights else _trunk_checkpoint(config)
+    trunk_path = None if config.random_weights else trunk_checkpoint(config)
     # lpips 0.1.4 still passes torchvision's deprecated `pretrained=` argument
     with seeded_random_init(), warnings.catch_warnings():
         warnings.filterwarnings("ignore", category=UserWarning, module="torchvision")
