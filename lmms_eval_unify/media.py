@@ -1,44 +1,35 @@
 """Where model outputs live on disk: ``<root>/<task>/<doc_id>/`` with PNG images and ``record.json``.
 
-The root is, in order: the model argument ``output_dir``; ``$LMMS_EVAL_UNIFY_OUTPUT_DIR``; the run's
-``--output_path`` (as ``<output_path>/unify_media``); ``./lmms_eval_unify_outputs``. Each model writes under
-its own sub-folder of it, so two models sharing an ``--output_path`` never overwrite each other.
+The media base is, in order: the model argument ``output_dir``; ``$LMMS_EVAL_UNIFY_OUTPUT_DIR``; the run's
+``--output_path`` (as ``<output_path>/unify_media``); ``./lmms_eval_unify_outputs`` (``run_context.media_base``).
+Each model configuration writes under its own folder of it, ``<model>-<hash of its describe()>``, so two
+models, or one model run with different ``--model_args``, sharing an ``--output_path`` never overwrite or
+reuse each other's images; the same configuration finds its earlier outputs there and resumes.
 """
 
 from __future__ import annotations
 
-import argparse
+import hashlib
 import json
-import os
 import re
-import sys
 from pathlib import Path
+from typing import Any
 
 from PIL import Image
 
-from lmms_eval_unify.record import OUTPUT_DIR_ENV, UnifiedOutput, resolve_media_path
-
-DEFAULT_OUTPUT_DIR = "lmms_eval_unify_outputs"
-
-
-def run_output_path(argv: list[str] | None = None) -> str | None:
-    """The ``--output_path`` of the running lmms-eval command, if any (models are not told it)."""
-    parser = argparse.ArgumentParser(add_help=False)
-    parser.add_argument("--output_path", "--output-path", default=None)
-    known, _ = parser.parse_known_args(sys.argv[1:] if argv is None else argv)
-    return known.output_path
+from lmms_eval_unify.record import UnifiedOutput, resolve_media_path
+from lmms_eval_unify.run_context import media_base
 
 
-def resolve_output_root(explicit: str | None = None, argv: list[str] | None = None) -> Path:
+def resolve_output_root(explicit: str | None = None) -> Path:
     """The media base directory, following the documented precedence."""
-    if explicit:
-        return Path(explicit).resolve()
-    if os.environ.get(OUTPUT_DIR_ENV):
-        return Path(os.environ[OUTPUT_DIR_ENV]).resolve()
-    output_path = run_output_path(argv)
-    if output_path:
-        return (Path(output_path) / "unify_media").resolve()
-    return Path(DEFAULT_OUTPUT_DIR).resolve()
+    return media_base(explicit)
+
+
+def configuration_folder(model_id: str, description: dict[str, Any]) -> str:
+    """Folder name of one model configuration: ``<model>-<first 10 hex of sha256(describe())>``."""
+    canonical = json.dumps(description, sort_keys=True, default=str)
+    return f"{_safe_component(model_id)}-{hashlib.sha256(canonical.encode()).hexdigest()[:10]}"
 
 
 def _safe_component(value: object) -> str:

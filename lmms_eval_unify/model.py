@@ -26,7 +26,8 @@ from loguru import logger
 from PIL import Image
 from tqdm import tqdm
 
-from lmms_eval_unify.media import MediaStore, resolve_output_root
+from lmms_eval_unify import run_status
+from lmms_eval_unify.media import MediaStore, configuration_folder, resolve_output_root
 from lmms_eval_unify.protocols import (
     GENERATE_IMAGE,
     GENERATE_VIDEO,
@@ -39,6 +40,7 @@ from lmms_eval_unify.protocols import (
     split_generation_kwargs,
 )
 from lmms_eval_unify.record import UnifiedOutput
+from lmms_eval_unify.run_context import trust_media_root
 from lmms_eval_unify.visuals import (
     DEFAULT_VIDEO_FRAMES,
     Video,
@@ -160,9 +162,24 @@ class UnifiedModel(lmms):
             self.dtype,
         )
         self.batch_size = max(1, int(batch_size)) if str(batch_size).isdigit() else 1
-        self.media = MediaStore(resolve_output_root(output_dir) / self.model_id)
+        self._output_dir = output_dir
+        self._media: MediaStore | None = None
+        self.resumed = 0
         self.phase = Phase()
         self.request: RequestInfo | None = None
+
+    @property
+    def media(self) -> MediaStore:
+        """This configuration's media folder (``<media base>/<model>-<hash of describe()>``), made on first
+        use: ``describe()`` is complete only once the adapter's own ``__init__`` has run."""
+        if self._media is None:
+            folder = configuration_folder(self.model_id, self.describe())
+            self._media = MediaStore(resolve_output_root(self._output_dir) / folder)
+            self._media.root.mkdir(parents=True, exist_ok=True)
+            (self._media.root / "model.json").write_text(json.dumps(self.describe(), indent=1, default=str))
+            trust_media_root(self._media.root)
+            logger.info("{}: outputs under {}", self.model_id, self._media.root)
+        return self._media
 
     @property
     def model_args(self) -> dict[str, Any]:
@@ -202,6 +219,7 @@ class UnifiedModel(lmms):
 
     # ---- lmms-eval entry points ----------------------------------------------------------------------
     def generate_until(self, requests: list[Instance]) -> list[str]:
+        self.resumed = 0
         batches = self._direct_batches(requests) if self._batches_understanding() else []
         batched = {index for batch in batches for index in batch}
         responses: dict[int, str] = {}
@@ -214,7 +232,19 @@ class UnifiedModel(lmms):
                 responses[index] = self.respond(request)
                 progress.update(1)
         progress.close()
+        if self.resumed:
+            logger.info(
+                "{}: {} of {} samples served from saved records under {}",
+                self.model_id,
+                self.resumed,
+                len(requests),
+                self.media.root,
+            )
         return [responses[i] for i in range(len(requests))]
+
+    def _count_resumed(self) -> None:
+        self.resumed += 1
+        run_status.status().count_resumed()
 
     def generate_visual_cot(self, requests: list[Instance]) -> list[str]:
         return self.generate_until(requests)
@@ -234,6 +264,7 @@ class UnifiedModel(lmms):
         if self.resume:
             cached = self.media.load_record(task, doc_id, signature)
             if cached is not None:
+                self._count_resumed()
                 return cached.to_json()
         self.request = RequestInfo(task, split, doc_id, split_generation_kwargs(gen_kwargs)[0])
         started = time.perf_counter()

@@ -3,7 +3,8 @@
 lmms-eval runs the callables of the ``lmms_eval.models`` entry-point group when ``lmms_eval.models`` is
 imported, which happens before the CLI builds its ``TaskManager``. :func:`manifests` uses that moment to
 make ``TaskManager`` index our ``tasks/`` folder *after* lmms-eval's own, so our task and group names
-(``uni_mmmu``, ``unig2u``, …) take precedence over the built-in ones of the same name.
+(``uni_mmmu``, ``unig2u``, …) take precedence over the built-in ones of the same name. The first index build
+also installs the run hooks (preflight, run status, exit code: ``lmms_eval_unify.run_hooks``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ SUPPORTED_LMMS_EVAL = "0.7.3"
 MODELS = {
     "unify_random": "lmms_eval_unify.model_adapters.baselines.UnifyRandom",
     "unify_oracle": "lmms_eval_unify.model_adapters.baselines.UnifyOracle",
+    "unify_replay": "lmms_eval_unify.model_adapters.replay.UnifyReplay",
     "janus_pro": "lmms_eval_unify.model_adapters.janus_pro.JanusPro",
     "emu3": "lmms_eval_unify.model_adapters.emu3.Emu3",
     "qwen_image_edit": "lmms_eval_unify.model_adapters.qwen_image_edit.QwenImageEdit",
@@ -70,6 +72,9 @@ def install_task_index() -> None:
         return
 
     def initialize_tasks(self, include_path=None, include_defaults=True):
+        from lmms_eval_unify import run_hooks  # lmms_eval.evaluator is fully imported by now
+
+        run_hooks.install()
         index = original(self, include_path=include_path, include_defaults=include_defaults)
         ours = self._get_task_and_group(str(tasks_path()))
         overridden = sorted(

@@ -1,16 +1,29 @@
+import sys
+
 from PIL import Image
 
-from lmms_eval_unify.media import MediaStore, resolve_output_root
+from lmms_eval_unify.media import MediaStore, configuration_folder, resolve_output_root
 from lmms_eval_unify.record import OUTPUT_DIR_ENV, UnifiedOutput
+from lmms_eval_unify.run_context import run_context
 
 
 def test_output_root_precedence(tmp_path, monkeypatch):
     monkeypatch.delenv(OUTPUT_DIR_ENV, raising=False)
-    argv = ["--model", "m", "--output_path", str(tmp_path / "run")]
-    assert resolve_output_root(None, argv) == (tmp_path / "run" / "unify_media").resolve()
-    monkeypatch.setenv(OUTPUT_DIR_ENV, str(tmp_path / "env"))
-    assert resolve_output_root(None, argv) == (tmp_path / "env").resolve()
-    assert resolve_output_root(str(tmp_path / "explicit"), argv) == (tmp_path / "explicit").resolve()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "argv", ["lmms-eval", "--output_path", str(tmp_path / "argv_is_not_read")])
+    assert resolve_output_root(None) == (tmp_path / "lmms_eval_unify_outputs").resolve()
+    with run_context(output_path=str(tmp_path / "run")):
+        assert resolve_output_root(None) == (tmp_path / "run" / "unify_media").resolve()
+        monkeypatch.setenv(OUTPUT_DIR_ENV, str(tmp_path / "env"))
+        assert resolve_output_root(None) == (tmp_path / "env").resolve()
+        assert resolve_output_root(str(tmp_path / "explicit")) == (tmp_path / "explicit").resolve()
+
+
+def test_configuration_folder_differs_with_any_describe_field():
+    base = {"model": "m", "seed": 0, "vae_path": "a"}
+    assert configuration_folder("m", base) == configuration_folder("m", dict(reversed(base.items())))
+    assert configuration_folder("m", base) != configuration_folder("m", {**base, "vae_path": "b"})
+    assert configuration_folder("m", base).startswith("m-")
 
 
 def test_hostile_task_and_doc_names_stay_inside_root(tmp_path):

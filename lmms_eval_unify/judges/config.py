@@ -16,10 +16,8 @@ ENV_CACHE = "LMMS_EVAL_UNIFY_JUDGE_CACHE"
 ENV_CONCURRENCY = "LMMS_EVAL_UNIFY_JUDGE_CONCURRENCY"
 ENV_TIMEOUT = "LMMS_EVAL_UNIFY_JUDGE_TIMEOUT"
 ENV_EXTRA_BODY = "LMMS_EVAL_UNIFY_JUDGE_EXTRA_BODY"
-ENV_OUTPUT_DIR = "LMMS_EVAL_UNIFY_OUTPUT_DIR"
 FALLBACK_BASE_URL = "OPENAI_BASE_URL"
 FALLBACK_API_KEY = "OPENAI_API_KEY"
-DEFAULT_OUTPUT_DIR = "lmms_eval_unify_outputs"
 CACHE_FILENAME = "judge_cache.sqlite"
 
 
@@ -99,11 +97,14 @@ def resolve_endpoint(config: JudgeConfig, default_model: str | None) -> Endpoint
 
 
 def resolve_cache_path(config: JudgeConfig) -> Path:
-    """Explicit path > ``$LMMS_EVAL_UNIFY_JUDGE_CACHE`` > ``<output dir>/judge_cache.sqlite``."""
+    """Explicit path > ``$LMMS_EVAL_UNIFY_JUDGE_CACHE`` > ``<media base>/judge_cache.sqlite``, the media base
+    being the run's ``<--output_path>/unify_media`` (``run_context.media_base``)."""
+    from lmms_eval_unify.run_context import media_base
+
     explicit = config.cache_path or os.environ.get(ENV_CACHE)
     if explicit:
         return Path(explicit)
-    return Path(os.environ.get(ENV_OUTPUT_DIR) or DEFAULT_OUTPUT_DIR) / CACHE_FILENAME
+    return media_base() / CACHE_FILENAME
 
 
 def resolve_concurrency(config: JudgeConfig) -> int:

@@ -92,6 +92,18 @@ DOMAINS = {
 HAS_OFFICIAL = ("iee", "csq", "al", "sd", "vcot")
 
 
+# subtask -> metric backbones its scorer loads (checked by the run preflight before generation)
+METRIC_FAMILIES = {
+    "fir": ["lpips"],
+    "tie": ["clip_score"],
+    "tig": ["clip_score"],
+    "civg": ["fvd", "fid", "clip_score"],
+    "tvg": ["fvd", "fid", "clip_score"],
+    "vp": ["fvd", "fid"],
+    **{name: ["clip_choice"] for name in ("iee", "csq", "al", "sd", "vcot")},
+}
+
+
 def metrics_block(metrics: list[str]) -> str:
     lines = ["metric_list:"]
     for metric in metrics:
@@ -130,6 +142,7 @@ def task_yaml(name: str, variant: str) -> str:
         f"process_results: !function utils.{hook}_process_results\n"
         f"generation_kwargs:\n{kwargs}{specific}{metrics_block(metrics)}"
         f"metadata:\n  version: 1.0\n  benchmark: mme_unify\n  scoring: {variant}\n"
+        + (f"  metric_families: [{', '.join(METRIC_FAMILIES[name])}]\n" if name in METRIC_FAMILIES else "")
     )
 
 

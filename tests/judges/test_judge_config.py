@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from lmms_eval_unify.run_context import run_context
 from lmms_eval_unify.judges.config import (
     JudgeConfig,
     JudgeNotConfiguredError,
@@ -61,7 +62,11 @@ def test_endpoint_precedence(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_cache_path_precedence(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    assert resolve_cache_path(JudgeConfig()) == Path("lmms_eval_unify_outputs/judge_cache.sqlite")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("LMMS_EVAL_UNIFY_OUTPUT_DIR", raising=False)
+    assert resolve_cache_path(JudgeConfig()) == tmp_path / "lmms_eval_unify_outputs" / "judge_cache.sqlite"
+    with run_context(output_path=str(tmp_path / "run")):  # the judge cache lives under --output_path
+        assert resolve_cache_path(JudgeConfig()) == tmp_path / "run" / "unify_media" / "judge_cache.sqlite"
     monkeypatch.setenv("LMMS_EVAL_UNIFY_OUTPUT_DIR", str(tmp_path / "out"))
     assert resolve_cache_path(JudgeConfig()) == tmp_path / "out" / "judge_cache.sqlite"
     monkeypatch.setenv("LMMS_EVAL_UNIFY_JUDGE_CACHE", str(tmp_path / "shared.sqlite"))

@@ -44,6 +44,10 @@ class GapEvalTask(UnifyTask):
     def judge_overrides(self) -> dict:
         return dict((self.config.metadata or {}).get("judge") or {})
 
+    @classmethod
+    def judge_configs(cls, config: dict) -> list[tuple[JudgeConfig, str | None]]:
+        return [(JudgeConfig.coerce((config.get("metadata") or {}).get("judge")), OFFICIAL_JUDGE)]
+
     def download(self, dataset_kwargs: dict | None = None) -> None:
         resolve_endpoint(JudgeConfig.coerce(self.judge_overrides()), OFFICIAL_JUDGE)
         super().download(dataset_kwargs)

@@ -31,18 +31,23 @@ to a second endpoint serving Qwen3-32B: ``{"uni_mmmu.geometry.text": {"base_url"
 "extra_body": {"chat_template_kwargs": {"enable_thinking": true}}}}``. Unset = the global judge settings."""
 
 
-def template_config(template: str) -> dict | None:
-    """The per-template judge overrides of ``LMMS_EVAL_UNIFY_UNI_MMMU_JUDGES`` (None = global settings)."""
+def template_configs() -> dict[str, dict]:
+    """Every per-template judge override of ``LMMS_EVAL_UNIFY_UNI_MMMU_JUDGES`` (empty when unset)."""
     raw = os.environ.get(JUDGES_ENV)
     if not raw:
-        return None
+        return {}
     try:
         overrides = json.loads(raw)
     except json.JSONDecodeError as exc:
         raise ValueError(f"{JUDGES_ENV} is not valid JSON: {exc}") from exc
     if not isinstance(overrides, dict):
         raise ValueError(f"{JUDGES_ENV} must be a JSON object of template id -> judge config fields")
-    return overrides.get(template)
+    return overrides
+
+
+def template_config(template: str) -> dict | None:
+    """The per-template judge overrides of ``LMMS_EVAL_UNIFY_UNI_MMMU_JUDGES`` (None = global settings)."""
+    return template_configs().get(template)
 
 
 def check_judges() -> None:

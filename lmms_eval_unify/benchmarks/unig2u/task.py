@@ -73,6 +73,16 @@ class UniG2UTask(UnifyTask):
     checks at construction that a judge endpoint is configured, so a run never generates answers it
     cannot score."""
 
+    @classmethod
+    def judge_configs(cls, config: dict) -> list[tuple[JudgeConfig, str | None]]:
+        return [(JudgeConfig(), OFFICIAL_JUDGE)] if (config.get("metadata") or {}).get("judged") else []
+
+    @classmethod
+    def data_files(cls, config: dict) -> list[str] | None:
+        urls = ((config.get("dataset_kwargs") or {}).get("data_files") or {}).get(config.get("test_split"))
+        paths = resolve_files(urls or [], os.environ.get(DATA_DIR_ENV))
+        return paths if os.environ.get(DATA_DIR_ENV) else None
+
     def download(self, dataset_kwargs: dict | None = None) -> None:
         if (self.config.metadata or {}).get("judged"):
             resolve_endpoint(JudgeConfig(), OFFICIAL_JUDGE)
