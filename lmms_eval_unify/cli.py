@@ -107,6 +107,12 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_score(argv: list[str]) -> int:
+    from lmms_eval_unify.rescore import main as score_main
+
+    return score_main(argv)
+
+
 def _cmd_leaderboard(argv: list[str]) -> int:
     from lmms_eval_unify.scoring.leaderboard import main as leaderboard_main
 
@@ -139,6 +145,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--models", default=",".join(DEMO_MODELS))
     commands.add_parser("leaderboard", help="rebuild the papers' tables from saved runs", add_help=False)
+    commands.add_parser("score", help="score saved runs again without the model", add_help=False)
     return parser
 
 
@@ -146,6 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "leaderboard":
         return _cmd_leaderboard(argv[1:])
+    if argv and argv[0] == "score":
+        return _cmd_score(argv[1:])
     if argv[:2] == ["data", "prepare"]:
         return _cmd_data_prepare(argv[2:])
     args = build_parser().parse_args(argv)
