@@ -13,7 +13,6 @@ import contextlib
 import hashlib
 import json
 import time
-import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -27,6 +26,7 @@ from PIL import Image
 from tqdm import tqdm
 
 from lmms_eval_unify import run_status
+from lmms_eval_unify.engine import Pending, run_lockstep
 from lmms_eval_unify.media import MediaStore, configuration_folder, resolve_output_root
 from lmms_eval_unify.protocols import (
     GENERATE_IMAGE,
@@ -122,6 +122,8 @@ class RequestInfo:
     split: str
     doc_id: Any
     options: dict[str, Any]
+    index: int = 0
+    """Position of the request in the list lmms-eval passed."""
 
 
 class UnifiedModel(lmms):
@@ -203,8 +205,8 @@ class UnifiedModel(lmms):
     def understand_batch(self, batch: list[tuple[list[Image.Image], str]], **decoding: Any) -> list[str]:
         """Answers to several ``(images, prompt)`` pairs sharing decoding parameters.
 
-        Adapters whose backend batches override this; the base class serves ``direct`` requests through
-        it in chunks of the ``batch_size`` model argument when they do.
+        Adapters whose backend batches override this; the engine sends greedy understanding calls of the
+        same phase through it in chunks of the ``batch_size`` model argument when they do.
         """
         return [self.understand(images, prompt, **decoding) for images, prompt in batch]
 
@@ -219,18 +221,32 @@ class UnifiedModel(lmms):
 
     # ---- lmms-eval entry points ----------------------------------------------------------------------
     def generate_until(self, requests: list[Instance]) -> list[str]:
+        """Serve requests in windows of ``batch_size``: saved outputs are reused, the rest run their
+        protocols in lockstep (``lmms_eval_unify.engine``) so each phase of a window is one batch."""
         self.resumed = 0
-        batches = self._direct_batches(requests) if self._batches_understanding() else []
-        batched = {index for batch in batches for index in batch}
         responses: dict[int, str] = {}
         progress = tqdm(total=len(requests), desc=f"{self.model_id}", disable=self.rank != 0)
-        for batch in batches:
-            responses.update(self._respond_batch([requests[i] for i in batch], batch))
-            progress.update(len(batch))
+        window: list[Pending] = []
+        started: dict[int, float] = {}
+
+        def finish(item: Pending, record: UnifiedOutput) -> None:
+            index = item.info.index
+            responses[index] = self._finished(requests[index], record, started[index])
+            progress.update(1)
+
         for index, request in enumerate(requests):
-            if index not in batched:
-                responses[index] = self.respond(request)
+            started[index] = time.perf_counter()
+            prepared = self._prepare(index, request)
+            if isinstance(prepared, Pending):
+                window.append(prepared)
+            else:
+                responses[index] = prepared
                 progress.update(1)
+            if len(window) >= self.batch_size or (window and index == len(requests) - 1):
+                for item in window:
+                    started[item.info.index] = time.perf_counter()
+                run_lockstep(self, window, finish)
+                window = []
         progress.close()
         if self.resumed:
             logger.info(
@@ -242,10 +258,6 @@ class UnifiedModel(lmms):
             )
         return [responses[i] for i in range(len(requests))]
 
-    def _count_resumed(self) -> None:
-        self.resumed += 1
-        run_status.status().count_resumed()
-
     def generate_visual_cot(self, requests: list[Instance]) -> list[str]:
         return self.generate_until(requests)
 
@@ -255,101 +267,60 @@ class UnifiedModel(lmms):
     def generate_until_multi_round(self, requests: list[Instance]) -> list[str]:
         raise NotImplementedError("multi-round requests are not supported; use a protocol instead")
 
-    def respond(self, request: Instance) -> str:
-        """Serve one lmms-eval request: resume, or run its protocol; a failure is recorded, never raised."""
+    def _prepare(self, index: int, request: Instance) -> str | Pending:
+        """A finished response (resumed, unsupported, failed before any primitive) or a protocol to run."""
         ctx, gen_kwargs, doc_to_visual, doc_id, task, split = request.args
         gen_kwargs = dict(gen_kwargs or {})
         name = protocol_name(gen_kwargs)
-        signature = self._signature(request)
         if self.resume:
-            cached = self.media.load_record(task, doc_id, signature)
+            cached = self.media.load_record(task, doc_id, self._signature(request))
             if cached is not None:
-                self._count_resumed()
+                self.resumed += 1
+                run_status.status().count_resumed()
                 return cached.to_json()
-        self.request = RequestInfo(task, split, doc_id, split_generation_kwargs(gen_kwargs)[0])
-        started = time.perf_counter()
-        record = self._run_protocol(name, ctx, gen_kwargs, doc_to_visual, task, split, doc_id)
+        spec = PROTOCOLS.get(name)
+        if spec is None:
+            record = UnifiedOutput(name, error=f"unknown protocol {name!r}; known: {sorted(PROTOCOLS)}")
+            return self._finished(request, record, time.perf_counter())
+        missing = spec.needs - self.capabilities
+        if missing:
+            record = UnifiedOutput(name, unsupported=f"{self.model_id} lacks {', '.join(sorted(missing))}")
+            return self._finished(request, record, time.perf_counter())
+        options, decoding = split_generation_kwargs(gen_kwargs)
+        decoding["seed"] = self.sample_seed(task, doc_id)
+        info = RequestInfo(task, split, doc_id, options, index)
+        try:
+            images = self._inputs_of(doc_to_visual, task, split, doc_id, options)
+        except Exception as exc:  # noqa: BLE001 - one bad sample must not end the run
+            logger.error("{} failed on {}/{}: {}", self.model_id, task, doc_id, exc)
+            record = UnifiedOutput(name, error=f"{type(exc).__name__}: {exc}")
+            return self._finished(request, record, time.perf_counter())
+        run = ProtocolRun(self, task, doc_id, ctx, images, options, decoding)
+        return Pending(run, spec.run(run), info, name)
+
+    def _finished(self, request: Instance, record: UnifiedOutput, started: float) -> str:
+        """Sign, save and serialise a request's record."""
+        _, _, _, doc_id, task, _ = request.args
         record.timings["total"] = time.perf_counter() - started
-        record.root, record.signature = str(self.media.root), signature
+        record.root, record.signature = str(self.media.root), self._signature(request)
         self.media.save_record(task, doc_id, record)
         return record.to_json()
 
-    def _run_protocol(
-        self, name: str, ctx: str, gen_kwargs: dict, doc_to_visual, task: str, split: str, doc_id: Any
-    ):
-        spec = PROTOCOLS.get(name)
-        if spec is None:
-            return UnifiedOutput(name, error=f"unknown protocol {name!r}; known: {sorted(PROTOCOLS)}")
-        missing = spec.needs - self.capabilities
-        if missing:
-            return UnifiedOutput(name, unsupported=f"{self.model_id} lacks {', '.join(sorted(missing))}")
-        options, decoding = split_generation_kwargs(gen_kwargs)
-        decoding["seed"] = self.sample_seed(task, doc_id)
-        run = None
-        try:
-            images = self._inputs_of(doc_to_visual, task, split, doc_id, options)
-            run = ProtocolRun(self, task, doc_id, ctx, images, options, decoding)
-            record = spec.run(run)
-            record.timings.update(run.timings)
-            return record
-        except Exception as exc:  # noqa: BLE001 - one bad sample must not end the run
-            logger.error("{} failed on {}/{}: {}", self.model_id, task, doc_id, exc)
-            logger.debug(traceback.format_exc())
-            return UnifiedOutput(
-                name, error=f"{type(exc).__name__}: {exc}", timings=run.timings if run else {}
-            )
+    # ---- batched primitives ---------------------------------------------------------------------------
+    def batches_understanding(self) -> bool:
+        """Whether ``understand_batch`` is a real batched call (an adapter override)."""
+        return type(self).understand_batch is not UnifiedModel.understand_batch
 
-    # ---- batched understanding ------------------------------------------------------------------------
-    def _batches_understanding(self) -> bool:
-        overridden = type(self).understand_batch is not UnifiedModel.understand_batch
-        return self.batch_size > 1 and overridden and UNDERSTAND in self.capabilities
+    def batches_generation(self) -> bool:
+        """Whether ``generate_image_batch`` is a real batched call (an adapter override)."""
+        return type(self).generate_image_batch is not UnifiedModel.generate_image_batch
 
-    def _direct_batches(self, requests: list[Instance]) -> list[list[int]]:
-        """Indices of ``direct`` requests not served from disk, grouped by decoding parameters."""
-        groups: dict[str, list[int]] = {}
-        for index, request in enumerate(requests):
-            _, gen_kwargs, _, doc_id, task, _ = request.args
-            gen_kwargs = dict(gen_kwargs or {})
-            if protocol_name(gen_kwargs) != "direct":
-                continue
-            if self.resume and self.media.load_record(task, doc_id, self._signature(request)) is not None:
-                continue
-            key = json.dumps(split_generation_kwargs(gen_kwargs)[1], sort_keys=True, default=str)
-            groups.setdefault(key, []).append(index)
-        return [
-            g[i : i + self.batch_size] for g in groups.values() for i in range(0, len(g), self.batch_size)
-        ]
-
-    def _respond_batch(self, requests: list[Instance], indices: list[int]) -> dict[int, str]:
-        """One backend call for several ``direct`` requests; if it fails, each request is served alone."""
-        started = time.perf_counter()
-        try:
-            inputs = []
-            for request in requests:
-                ctx, gen_kwargs, doc_to_visual, doc_id, task, split = request.args
-                options = split_generation_kwargs(dict(gen_kwargs or {}))[0]
-                inputs.append((self._inputs_of(doc_to_visual, task, split, doc_id, options), ctx))
-            _, decoding = split_generation_kwargs(dict(requests[0].args[1] or {}))
-            self.phase = Phase("answer")
-            texts = self.understand_batch(inputs, **decoding)
-            if len(texts) != len(requests):
-                raise ValueError(
-                    f"understand_batch returned {len(texts)} answers for {len(requests)} prompts"
-                )
-        except Exception as exc:  # noqa: BLE001 - fall back to one request at a time, each failure recorded
-            logger.warning(
-                "{}: batch of {} failed ({}); serving them one by one", self.model_id, len(requests), exc
-            )
-            return {i: self.respond(r) for i, r in zip(indices, requests, strict=True)}
-        elapsed = (time.perf_counter() - started) / len(requests)
-        out = {}
-        for index, request, text in zip(indices, requests, texts, strict=True):
-            _, _, _, doc_id, task, _ = request.args
-            record = UnifiedOutput("direct", text=str(text), timings={UNDERSTAND: elapsed, "total": elapsed})
-            record.root, record.signature = str(self.media.root), self._signature(request)
-            self.media.save_record(task, doc_id, record)
-            out[index] = record.to_json()
-        return out
+    def generate_image_batch(
+        self, batch: list[tuple[str, list[Image.Image], dict[str, Any]]]
+    ) -> list[Image.Image]:
+        """Images for several ``(prompt, images, decoding)`` requests, each with its own decoding parameters
+        (seed included): an override must return what one-by-one ``generate_image`` calls would."""
+        return [self.generate_image(prompt, images, **decoding) for prompt, images, decoding in batch]
 
     def _inputs_of(self, doc_to_visual, task: str, split: str, doc_id: Any, options: dict) -> list:
         """The images (or videos) this model is given for a doc, per its capabilities and the task options."""

@@ -1,15 +1,16 @@
 """Protocols: how a task's request is turned into calls of a model's primitives.
 
 A task names its protocol in ``generation_kwargs`` (key ``protocol``). Adapters implement only the
-primitives ``understand`` and ``generate_image`` (optionally ``generate_video``); every protocol is written
-once here and produces a :class:`UnifiedOutput`.
+primitives ``understand`` and ``generate_image`` (optionally ``generate_video``, and batched variants);
+every protocol is written once here, as a generator of primitive :class:`Call` s, and produces a
+:class:`UnifiedOutput`. ``lmms_eval_unify.engine`` runs many of them in lockstep so that the same phase of
+several requests (all stage-1 images of a generate-then-answer batch, visual-CoT step k) is one batch.
 """
 
 from __future__ import annotations
 
 import re
-import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -55,9 +56,24 @@ class Phase:
     step: int = 0
 
 
+@dataclass(frozen=True)
+class Call:
+    """One primitive call a protocol asks for; the engine answers it (alone or batched with others)."""
+
+    primitive: str  # UNDERSTAND | GENERATE_IMAGE | GENERATE_VIDEO
+    prompt: str
+    images: list[Image.Image]
+    phase: Phase
+
+
+Protocol = Generator[Call, Any, UnifiedOutput]
+"""A protocol is a generator: it yields the primitive calls it needs, receives their results, and returns
+the record. Written as plain sequential code, it lets the engine advance many requests together."""
+
+
 @dataclass
 class ProtocolRun:
-    """One request being served: the primitives of the model, the saved images and the timings."""
+    """One request being served: its inputs, options, decoding parameters, saved images and timings."""
 
     model: UnifiedModel
     task: str
@@ -69,49 +85,28 @@ class ProtocolRun:
     saved: list[str] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
 
-    def _timed(self, key: str, fn: Callable[[], Any]) -> Any:
-        start = time.perf_counter()
-        try:
-            return fn()
-        finally:
-            self.timings[key] = self.timings.get(key, 0.0) + time.perf_counter() - start
-
-    def understand(self, images: Sequence[Image.Image], prompt: str, phase: Phase) -> str:
-        self.model.phase = phase
-        return str(
-            self._timed(UNDERSTAND, lambda: self.model.understand(list(images), prompt, **self.decoding))
-        )
-
-    def generate_image(self, prompt: str, images: Sequence[Image.Image], phase: Phase) -> Image.Image:
-        self.model.phase = phase
-        image = self._timed(
-            GENERATE_IMAGE, lambda: self.model.generate_image(prompt, list(images), **self.decoding)
-        )
-        if not isinstance(image, Image.Image):
-            raise TypeError(f"generate_image returned {type(image).__name__}, expected a PIL image")
-        return image
-
     def save(self, image: Image.Image, name: str) -> str:
         relative = self.model.media.save_image(self.task, self.doc_id, name, image)
         self.saved.append(relative)
         return relative
 
 
-def direct(run: ProtocolRun) -> UnifiedOutput:
+def direct(run: ProtocolRun) -> Protocol:
     """Text answer to the prompt and the input images."""
-    return UnifiedOutput("direct", text=run.understand(run.images, run.prompt, Phase("answer")))
+    text = yield Call(UNDERSTAND, run.prompt, run.images, Phase("answer"))
+    return UnifiedOutput("direct", text=text)
 
 
-def answer_and_image(run: ProtocolRun) -> UnifiedOutput:
+def answer_and_image(run: ProtocolRun) -> Protocol:
     """A text answer and one generated image for the same prompt."""
-    text = run.understand(run.images, run.prompt, Phase("answer"))
-    image = run.generate_image(run.prompt, run.images, Phase("generate"))
+    text = yield Call(UNDERSTAND, run.prompt, run.images, Phase("answer"))
+    image = yield Call(GENERATE_IMAGE, run.prompt, run.images, Phase("generate"))
     return UnifiedOutput("answer_and_image", text=text, images=[run.save(image, "image_00")])
 
 
-def image_only(run: ProtocolRun) -> UnifiedOutput:
+def image_only(run: ProtocolRun) -> Protocol:
     """One generated image (text-to-image without input images, editing with them)."""
-    image = run.generate_image(run.prompt, run.images, Phase("generate"))
+    image = yield Call(GENERATE_IMAGE, run.prompt, run.images, Phase("generate"))
     return UnifiedOutput("image_only", images=[run.save(image, "image_00")])
 
 
@@ -126,16 +121,16 @@ def split_generate_then_answer_prompt(prompt: str, options: dict[str, Any]) -> t
     return gen_prompt.replace("{question}", question), question
 
 
-def generate_then_answer(run: ProtocolRun) -> UnifiedOutput:
+def generate_then_answer(run: ProtocolRun) -> Protocol:
     """Stage 1: input images + generation prompt -> image. Stage 2: question + inputs + that image -> answer.
 
     Stage 1 sees every input image unless ``gen_inputs: first`` (the released UniG2U code's behaviour).
     """
     gen_prompt, question = split_generate_then_answer_prompt(run.prompt, run.options)
     gen_images = run.images[:1] if run.options.get("gen_inputs", "all") == "first" else run.images
-    image = run.generate_image(gen_prompt, gen_images, Phase("generate", 1))
+    image = yield Call(GENERATE_IMAGE, gen_prompt, gen_images, Phase("generate", 1))
     relative = run.save(image, "generated_00")
-    text = run.understand([*run.images, image], question, Phase("answer", 2))
+    text = yield Call(UNDERSTAND, question, [*run.images, image], Phase("answer", 2))
     return UnifiedOutput(
         "generate_then_answer",
         text=text,
@@ -148,7 +143,7 @@ def _is_stop(text: str, stop_words: Sequence[str]) -> bool:
     return any(re.search(rf"\b{re.escape(word)}\b", text, re.IGNORECASE) for word in stop_words)
 
 
-def _visual_chain(run: ProtocolRun, final_answer: bool) -> UnifiedOutput:
+def _visual_chain(run: ProtocolRun, final_answer: bool) -> Protocol:
     """Iterative steps: the model states its next action, then renders the state after it.
 
     The history (prompt, earlier step texts, every image so far) is fed back at each step. The loop ends
@@ -164,16 +159,14 @@ def _visual_chain(run: ProtocolRun, final_answer: bool) -> UnifiedOutput:
     transcript = run.prompt
     steps: list[Step] = []
     for step in range(1, max_steps + 1):
-        text = run.understand(
-            history_images, f"{transcript}\n\n{step_prompt.format(step=step)}", Phase("plan", step)
-        )
+        prompt = f"{transcript}\n\n{step_prompt.format(step=step)}"
+        text = yield Call(UNDERSTAND, prompt, list(history_images), Phase("plan", step))
         if _is_stop(text, stop_words):
             steps.append(Step(text=text))
             break
         transcript = f"{transcript}\n\n{text}"
-        image = run.generate_image(
-            f"{transcript}\n\n{image_prompt.format(step=step)}", history_images, Phase("render", step)
-        )
+        prompt = f"{transcript}\n\n{image_prompt.format(step=step)}"
+        image = yield Call(GENERATE_IMAGE, prompt, list(history_images), Phase("render", step))
         steps.append(Step(text=text, image=run.save(image, f"step_{step:02d}")))
         history_images.append(image)
     images = [s.image for s in steps if s.image]
@@ -182,26 +175,24 @@ def _visual_chain(run: ProtocolRun, final_answer: bool) -> UnifiedOutput:
             "visual_cot_steps", text=steps[-1].text if steps else "", images=images, steps=steps
         )
     final_prompt = str(options.get("final_prompt", "Now give your final answer."))
-    text = run.understand(history_images, f"{transcript}\n\n{final_prompt}", Phase("final", len(images)))
+    prompt = f"{transcript}\n\n{final_prompt}"
+    text = yield Call(UNDERSTAND, prompt, list(history_images), Phase("final", len(images)))
     return UnifiedOutput("image_sequence_then_answer", text=text, images=images, steps=steps)
 
 
-def visual_cot_steps(run: ProtocolRun) -> UnifiedOutput:
+def visual_cot_steps(run: ProtocolRun) -> Protocol:
     """Multi-step visual chain of thought: a decision text and a state image per step."""
-    return _visual_chain(run, final_answer=False)
+    return (yield from _visual_chain(run, final_answer=False))
 
 
-def image_sequence_then_answer(run: ProtocolRun) -> UnifiedOutput:
+def image_sequence_then_answer(run: ProtocolRun) -> Protocol:
     """One image per step (as in maze, sliding), then a final text answer."""
-    return _visual_chain(run, final_answer=True)
+    return (yield from _visual_chain(run, final_answer=True))
 
 
-def video(run: ProtocolRun) -> UnifiedOutput:
+def video(run: ProtocolRun) -> Protocol:
     """A generated video, stored as PNG frames."""
-    run.model.phase = Phase("generate")
-    frames = run._timed(
-        GENERATE_VIDEO, lambda: run.model.generate_video(run.prompt, run.images, **run.decoding)
-    )
+    frames = yield Call(GENERATE_VIDEO, run.prompt, run.images, Phase("generate"))
     saved = [run.save(frame, f"frame_{i:03d}") for i, frame in enumerate(frames)]
     return UnifiedOutput("video", video_frames=saved)
 
@@ -210,7 +201,7 @@ def video(run: ProtocolRun) -> UnifiedOutput:
 class ProtocolSpec:
     """A protocol and the primitives it needs."""
 
-    run: Callable[[ProtocolRun], UnifiedOutput]
+    run: Callable[[ProtocolRun], Protocol]
     needs: frozenset[str]
 
 

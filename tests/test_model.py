@@ -34,8 +34,11 @@ class FaultyAdapter(UnifiedModel):
     def generate_image(self, prompt, images, **decoding):
         return Image.new("RGB", (32, 32), "white")
 
-    def respond(self, request):
-        doc_id = request.args[3]
+    def generate_until(self, requests):
+        served = UnifiedModel.generate_until
+        return [self.broken_output(r.args[3]) or served(self, [r])[0] for r in requests]
+
+    def broken_output(self, doc_id):
         if doc_id == 1:
             return '{"schema": "lmms_eval_unify/output@1", "text": '
         if doc_id in (2, 3, 4, 5):
@@ -50,7 +53,7 @@ class FaultyAdapter(UnifiedModel):
             return UnifiedOutput(
                 "image_sequence_then_answer", text=text, images=images, root=str(store.root)
             ).to_json()
-        return super().respond(request)
+        return None
 
 
 @pytest.mark.slow

@@ -146,4 +146,6 @@ def test_images_are_written_under_task_and_doc(scripted, tmp_path):
     model = scripted([])
     parsed = _run(model, "draw", {"protocol": "image_only"}, doc_id=7)
     assert parsed.record.images == ["toy/7/image_00.png"]
-    assert Image.open(tmp_path / "scripted" / "toy" / "7" / "image_00.png").size == (16, 16)
+    (folder,) = [p for p in tmp_path.iterdir() if p.name.startswith("scripted-")]  # one per configuration
+    assert model.media.root == folder.resolve()
+    assert Image.open(folder / "toy" / "7" / "image_00.png").size == (16, 16)

@@ -76,7 +76,8 @@ def test_direct_requests_are_batched_in_order_and_others_run_alone(tmp_path):
     out = [parse_output(o) for o in model.generate_until(requests)]
     assert [o.record.text for o in out] == ["q0:1", "", "q1:1", "q2:1", "long:1"]
     assert out[1].record.protocol == "image_only" and len(out[1].record.images) == 1
-    assert sorted(model.batches) == [1, 1, 2]  # q0+q1, q2 alone, and "long" (other decoding parameters) alone
+    # windows of batch_size requests in order: [q0, draw] (q0 alone), [q1, q2] (one batch), [long] (alone)
+    assert model.batches == [2]
     assert all(o.record.signature for o in out)
     again = _model(tmp_path, batch_size=2)
     assert [parse_output(o).record.text for o in again.generate_until(requests)] == [
@@ -110,3 +111,58 @@ def test_default_session_replays_the_transcript_through_the_primitives(scripted)
     assert understand[1:3] == ("Solve the maze.", 1)
     assert generate[1:3] == ("Next, move up.", 1)
     assert session.parts[-1] is image and len(session.parts) == 4
+
+
+class GeneratingAdapter(BatchingAdapter):
+    """Also generates images in batches; each image encodes its prompt and seed, so results are comparable."""
+
+    model_id = "generating"
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.image_batches = []
+
+    def generate_image(self, prompt, images, **decoding):
+        return Image.new("RGB", (4, 4), (len(prompt) % 256, decoding["seed"] % 256, len(images)))
+
+    def generate_image_batch(self, batch):
+        self.image_batches.append([(self.phase.name, self.phase.step, len(images)) for _, images, _ in batch])
+        return [self.generate_image(prompt, images, **decoding) for prompt, images, decoding in batch]
+
+
+def _gta_requests(n):
+    prompt = "[GEN_PROMPT]draw {i}[/GEN_PROMPT][QUESTION]question {i}[/QUESTION]"
+    return [
+        make_request(prompt.format(i=i), {"protocol": "generate_then_answer"}, doc_id=i) for i in range(n)
+    ]
+
+
+def _images_and_texts(model, requests):
+    out = [parse_output(o) for o in model.generate_until(requests)]
+    return [(o.record.text, [image.tobytes() for image in o.load_images()]) for o in out]
+
+
+def test_generate_then_answer_runs_each_phase_as_one_batch_and_equals_one_by_one(tmp_path):
+    batched = GeneratingAdapter(output_dir=str(tmp_path / "b"), batch_size=4)
+    single = GeneratingAdapter(output_dir=str(tmp_path / "s"), batch_size=1)
+    for model in (batched, single):
+        model.task_dict = {"toy": {"test": {i: {} for i in range(10)}}}
+    requests = _gta_requests(6)
+    assert _images_and_texts(batched, requests) == _images_and_texts(single, requests)
+    # window 1: four stage-1 images together, then their four answers together; window 2: two of each
+    assert batched.image_batches == [[("generate", 1, 1)] * 4, [("generate", 1, 1)] * 2]
+    assert batched.batches == [4, 2]
+    assert single.image_batches == [] and single.batches == []
+
+
+def test_visual_chain_batches_step_k_across_samples_and_a_failure_stays_in_its_request(tmp_path):
+    model = GeneratingAdapter(output_dir=str(tmp_path), batch_size=3, fail_on=None)
+    model.task_dict = {"toy": {"test": {i: {} for i in range(10)}}}
+    options = {"protocol": "visual_cot_steps", "max_steps": 2, "stop_words": ["never"]}
+    requests = [make_request(f"chain {i}", options, doc_id=i) for i in range(3)]
+    model.fail_on = requests[1].args[0] + "\n\nStep 1: state your next action, or say Done."
+    out = [parse_output(o) for o in model.generate_until(requests)]
+    assert [len(o.record.steps) for o in (out[0], out[2])] == [2, 2]
+    assert out[1].failure.reason == "model_error" and "out of memory" in out[1].record.error
+    # step k of the two healthy chains renders together (the failing one dropped out after its plan call)
+    assert model.image_batches == [[("render", 1, 1)] * 2, [("render", 2, 2)] * 2]
