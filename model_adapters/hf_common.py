@@ -47,3 +47,28 @@ class OnceLogger:
         if message not in self._seen:
             self._seen.add(message)
             logger.warning(message)
+
+
+class SeededGuidedSampler:
+    """A logits processor that applies classifier-free guidance and samples each row with its own seeded
+    generator, returning scores that leave only the sampled token (so ``generate``'s own sampling keeps it).
+
+    It lets one batched ``generate`` call give every image the tokens its per-sample seed gives alone:
+    ``torch.multinomial`` on row i with a generator seeded ``seeds[i]`` draws what the global generator seeded
+    ``seeds[i]`` draws for a batch of one. Scores arrive as (conditional rows, unconditional rows).
+    """
+
+    def __init__(self, guidance_scale: float, seeds: list[int], device: torch.device) -> None:
+        self.guidance_scale = guidance_scale
+        self.generators = [torch.Generator(device=device).manual_seed(int(seed)) for seed in seeds]
+
+    def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
+        conditional, unconditional = scores.split(scores.shape[0] // 2, dim=0)
+        guided = unconditional + (conditional - unconditional) * self.guidance_scale
+        probs = torch.softmax(guided, dim=-1)
+        tokens = torch.cat(
+            [torch.multinomial(probs[i : i + 1], 1, generator=g) for i, g in enumerate(self.generators)]
+        ).squeeze(-1)
+        only_sampled = torch.full_like(guided, float("-inf"))
+        only_sampled[torch.arange(len(tokens), device=tokens.device), tokens] = 0.0
+        return only_sampled

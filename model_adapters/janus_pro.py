@@ -15,11 +15,13 @@ import torch
 from lmms_eval_unify.model_adapters.hf_common import (
     TEXT_ONLY_GENERATION_NOTE,
     OnceLogger,
+    SeededGuidedSampler,
     chat_messages,
     decode_new_tokens,
     signed_pixels_to_pil,
 )
 from PIL import Image
+from transformers import LogitsProcessorList
 
 from lmms_eval_unify.model import UNDERSTAND_AND_GENERATE, UnifiedModel, decoding_options, seeded
 
@@ -87,18 +89,28 @@ class JanusPro(UnifiedModel):
     def understand(self, images: list[Image.Image], prompt: str, **decoding: Any) -> str:
         return self.understand_batch([(images, prompt)], **decoding)[0]
 
-    @torch.inference_mode()
     def generate_image(self, prompt: str, images: list[Image.Image], **decoding: Any) -> Image.Image:
-        if images:
-            self._notes.warn(TEXT_ONLY_GENERATION_NOTE.format(model=self.model_id, n=len(images)))
-        inputs = self._inputs([self._prompt([], prompt)], None, "image")
-        with seeded(int(decoding["seed"]), self.device):
-            tokens = self.model.generate(
-                **inputs,
-                generation_mode="image",
-                do_sample=True,
-                temperature=self.image_temperature,
-                guidance_scale=self.guidance_scale,
-            )
+        return self.generate_image_batch([(prompt, images, decoding)])[0]
+
+    @torch.inference_mode()
+    def generate_image_batch(
+        self, batch: list[tuple[str, list[Image.Image], dict[str, Any]]]
+    ) -> list[Image.Image]:
+        """One ``generate`` call for the batch (CFG pairs batched); each image keeps its own seed."""
+        if any(images for _, images, _ in batch):
+            n = max(len(images) for _, images, _ in batch)
+            self._notes.warn(TEXT_ONLY_GENERATION_NOTE.format(model=self.model_id, n=n))
+        inputs = self._inputs([self._prompt([], prompt) for prompt, _, _ in batch], None, "image")
+        sampler = SeededGuidedSampler(
+            self.guidance_scale, [int(decoding["seed"]) for _, _, decoding in batch], self.device
+        )
+        tokens = self.model.generate(
+            **inputs,
+            generation_mode="image",
+            do_sample=True,
+            temperature=self.image_temperature,
+            guidance_scale=1.0,  # guidance is applied by the sampler, before its per-row draw
+            logits_processor=LogitsProcessorList([sampler]),
+        )
         pixels = self.model.decode_image_tokens(tokens)  # (B, H, W, C) in [-1, 1]
-        return signed_pixels_to_pil(pixels[0], channels_first=False)
+        return [signed_pixels_to_pil(p, channels_first=False) for p in pixels]

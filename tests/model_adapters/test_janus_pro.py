@@ -70,3 +70,27 @@ def test_real_cli_runs_the_maze_data_parallel_on_two_cpu_processes(
     assert run["results"]["uni_mmmu_maze"]["invalid_outputs,none"] == 0
     assert 0 <= run["results"]["uni_mmmu_maze"]["text_step_acc,none"] <= 1
     assert "generates images from text only" in run["log"]
+
+
+def test_batched_generation_equals_one_by_one_with_per_sample_seeds(janus):
+    batch = [("a blue maze", [], {"seed": 3}), ("a red square on a long white background", [], {"seed": 4}),
+             ("a blue maze", [], {"seed": 5})]  # fmt: skip
+    batched = janus.generate_image_batch(batch)
+    alone = [janus.generate_image(prompt, images, **decoding) for prompt, images, decoding in batch]
+    assert [b.tobytes() for b in batched] == [a.tobytes() for a in alone]
+    assert batched[0].tobytes() != batched[2].tobytes()  # same prompt, other seed
+
+
+def test_seeded_sampler_draws_what_transformers_draws_alone(janus):
+    """One image through transformers' own CFG processor and global generator, seeded as our adapter was."""
+    from lmms_eval_unify.model import seeded
+
+    inputs = janus._inputs([janus._prompt([], "a blue maze")], None, "image")
+    with torch.inference_mode(), seeded(3, janus.device):
+        tokens = janus.model.generate(**inputs, generation_mode="image", do_sample=True,
+                                      temperature=janus.image_temperature, guidance_scale=janus.guidance_scale)  # fmt: skip
+        native = janus.model.decode_image_tokens(tokens)
+    from lmms_eval_unify.model_adapters.hf_common import signed_pixels_to_pil
+
+    expected = signed_pixels_to_pil(native[0], channels_first=False)
+    assert janus.generate_image("a blue maze", [], seed=3).tobytes() == expected.tobytes()
