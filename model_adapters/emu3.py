@@ -17,11 +17,13 @@ import torch
 from lmms_eval_unify.model_adapters.hf_common import (
     TEXT_ONLY_GENERATION_NOTE,
     OnceLogger,
+    SeededRowSampler,
     chat_messages,
     decode_new_tokens,
     signed_pixels_to_pil,
 )
 from PIL import Image
+from transformers import LogitsProcessorList
 
 from lmms_eval_unify.model import UNDERSTAND_AND_GENERATE, UnifiedModel, decoding_options, seeded
 
@@ -128,34 +130,44 @@ class Emu3(UnifiedModel):
     def understand(self, images: list[Image.Image], prompt: str, **decoding: Any) -> str:
         return self.understand_batch([(images, prompt)], **decoding)[0]
 
-    @torch.inference_mode()
     def generate_image(self, prompt: str, images: list[Image.Image], **decoding: Any) -> Image.Image:
-        if images:
-            self._notes.warn(TEXT_ONLY_GENERATION_NOTE.format(model=self.model_id, n=len(images)))
+        return self.generate_image_batch([(prompt, images, decoding)])[0]
+
+    @torch.inference_mode()
+    def generate_image_batch(
+        self, batch: list[tuple[str, list[Image.Image], dict[str, Any]]]
+    ) -> list[Image.Image]:
+        """One ``generate`` call for the batch (the negative prompt repeated per row); each image keeps its
+        own seed through a per-row sampler placed after guidance and the visual-token constraint."""
+        if any(images for _, images, _ in batch):
+            n = max(len(images) for _, images, _ in batch)
+            self._notes.warn(TEXT_ONLY_GENERATION_NOTE.format(model=self.model_id, n=n))
         processor, model = self.gen_processor, self.gen_model
         inputs = processor(
-            text=[prompt + POSITIVE_SUFFIX],
+            text=[prompt + POSITIVE_SUFFIX for prompt, _, _ in batch],
             return_for_image_generation=True,
             image_area=self.image_area,
             ratio=self.ratio,
+            padding=True,
             return_tensors="pt",
         )
         height, width = (int(v) for v in inputs.pop("image_sizes")[0])
         inputs = inputs.to(self.device)
-        negative = processor(text=[NEGATIVE_PROMPT], return_tensors="pt").to(self.device)
+        negative = processor(text=[NEGATIVE_PROMPT] * len(batch), return_tensors="pt").to(self.device)
         constraint = VisualTokenConstraint(
             processor.tokenizer, model.vocabulary_mapping.image_tokens, height, width
         )
-        with seeded(int(decoding["seed"]), self.device):
-            output = model.generate(
-                **inputs,
-                max_new_tokens=(width + 1) * height + 3,
-                do_sample=True,
-                prefix_allowed_tokens_fn=constraint,
-                guidance_scale=self.guidance_scale,
-                negative_prompt_ids=negative["input_ids"],
-                negative_prompt_attention_mask=negative["attention_mask"],
-            )
+        sampler = SeededRowSampler([int(decoding["seed"]) for _, _, decoding in batch], self.device)
+        output = model.generate(
+            **inputs,
+            max_new_tokens=(width + 1) * height + 3,
+            do_sample=True,
+            prefix_allowed_tokens_fn=constraint,
+            guidance_scale=self.guidance_scale,
+            negative_prompt_ids=negative["input_ids"],
+            negative_prompt_attention_mask=negative["attention_mask"],
+            logits_processor=LogitsProcessorList([sampler]),
+        )
         tokens = output[:, inputs["input_ids"].shape[1] :]
         pixels = model.decode_image_tokens(image_tokens=tokens, height=height, width=width)  # (B, C, H, W)
-        return signed_pixels_to_pil(pixels[0], channels_first=True)
+        return [signed_pixels_to_pil(p, channels_first=True) for p in pixels]

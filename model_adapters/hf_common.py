@@ -49,26 +49,29 @@ class OnceLogger:
             logger.warning(message)
 
 
-class SeededGuidedSampler:
-    """A logits processor that applies classifier-free guidance and samples each row with its own seeded
-    generator, returning scores that leave only the sampled token (so ``generate``'s own sampling keeps it).
+class SeededRowSampler:
+    """A logits processor that samples each row with its own seeded generator and returns scores that leave
+    only the sampled token, so ``generate``'s own draw keeps it.
 
     It lets one batched ``generate`` call give every image the tokens its per-sample seed gives alone:
     ``torch.multinomial`` on row i with a generator seeded ``seeds[i]`` draws what the global generator seeded
-    ``seeds[i]`` draws for a batch of one. Scores arrive as (conditional rows, unconditional rows).
+    ``seeds[i]`` draws for a batch of one. Placed last among the processors it sees the final scores. With
+    ``guidance_scale`` it first applies classifier-free guidance to scores that arrive as (conditional rows,
+    unconditional rows), as Janus's image loop produces them.
     """
 
-    def __init__(self, guidance_scale: float, seeds: list[int], device: torch.device) -> None:
+    def __init__(self, seeds: list[int], device: torch.device, guidance_scale: float | None = None) -> None:
         self.guidance_scale = guidance_scale
         self.generators = [torch.Generator(device=device).manual_seed(int(seed)) for seed in seeds]
 
     def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
-        conditional, unconditional = scores.split(scores.shape[0] // 2, dim=0)
-        guided = unconditional + (conditional - unconditional) * self.guidance_scale
-        probs = torch.softmax(guided, dim=-1)
+        if self.guidance_scale is not None:
+            conditional, unconditional = scores.split(scores.shape[0] // 2, dim=0)
+            scores = unconditional + (conditional - unconditional) * self.guidance_scale
+        probs = torch.softmax(scores, dim=-1)
         tokens = torch.cat(
             [torch.multinomial(probs[i : i + 1], 1, generator=g) for i, g in enumerate(self.generators)]
         ).squeeze(-1)
-        only_sampled = torch.full_like(guided, float("-inf"))
+        only_sampled = torch.full_like(scores, float("-inf"))
         only_sampled[torch.arange(len(tokens), device=tokens.device), tokens] = 0.0
         return only_sampled

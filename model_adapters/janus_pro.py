@@ -15,7 +15,7 @@ import torch
 from lmms_eval_unify.model_adapters.hf_common import (
     TEXT_ONLY_GENERATION_NOTE,
     OnceLogger,
-    SeededGuidedSampler,
+    SeededRowSampler,
     chat_messages,
     decode_new_tokens,
     signed_pixels_to_pil,
@@ -101,9 +101,8 @@ class JanusPro(UnifiedModel):
             n = max(len(images) for _, images, _ in batch)
             self._notes.warn(TEXT_ONLY_GENERATION_NOTE.format(model=self.model_id, n=n))
         inputs = self._inputs([self._prompt([], prompt) for prompt, _, _ in batch], None, "image")
-        sampler = SeededGuidedSampler(
-            self.guidance_scale, [int(decoding["seed"]) for _, _, decoding in batch], self.device
-        )
+        seeds = [int(decoding["seed"]) for _, _, decoding in batch]
+        sampler = SeededRowSampler(seeds, self.device, guidance_scale=self.guidance_scale)
         tokens = self.model.generate(
             **inputs,
             generation_mode="image",

@@ -72,3 +72,39 @@ def test_real_cli_runs_puzzle_direct_and_generate_then_answer_tasks(
             assert parsed.failure is None and parsed.record.protocol == protocol and parsed.record.text
             assert len(parsed.load_images(expected=n_images)) == n_images
     assert all(run["results"][task]["invalid_outputs,none"] == 0 for task in tasks.split(","))
+
+
+def test_batched_generation_equals_one_by_one_with_per_sample_seeds(emu3):
+    batch = [("a maze", [], {"seed": 1}), ("a much longer prompt about a red square", [], {"seed": 2}),
+             ("a maze", [], {"seed": 3})]  # fmt: skip
+    batched = emu3.generate_image_batch(batch)
+    alone = [emu3.generate_image(prompt, images, **decoding) for prompt, images, decoding in batch]
+    assert [b.tobytes() for b in batched] == [a.tobytes() for a in alone]
+    assert batched[0].tobytes() != batched[2].tobytes()
+
+
+def test_seeded_sampler_draws_what_transformers_draws_alone(emu3):
+    """One image through transformers' own sampling from the global generator, seeded as before."""
+    from lmms_eval_unify.model_adapters.emu3 import NEGATIVE_PROMPT, POSITIVE_SUFFIX
+    from lmms_eval_unify.model_adapters.hf_common import signed_pixels_to_pil
+
+    from lmms_eval_unify.model import seeded
+
+    processor, model = emu3.gen_processor, emu3.gen_model
+    inputs = processor(text=["a maze" + POSITIVE_SUFFIX], return_for_image_generation=True,
+                       image_area=emu3.image_area, ratio=emu3.ratio, return_tensors="pt")  # fmt: skip
+    height, width = (int(v) for v in inputs.pop("image_sizes")[0])
+    negative = processor(text=[NEGATIVE_PROMPT], return_tensors="pt")
+    constraint = VisualTokenConstraint(
+        processor.tokenizer, model.vocabulary_mapping.image_tokens, height, width
+    )
+    with torch.inference_mode(), seeded(1, emu3.device):
+        output = model.generate(**inputs, max_new_tokens=(width + 1) * height + 3, do_sample=True,
+                                prefix_allowed_tokens_fn=constraint, guidance_scale=emu3.guidance_scale,
+                                negative_prompt_ids=negative["input_ids"],
+                                negative_prompt_attention_mask=negative["attention_mask"])  # fmt: skip
+        pixels = model.decode_image_tokens(
+            image_tokens=output[:, inputs["input_ids"].shape[1] :], height=height, width=width
+        )
+    expected = signed_pixels_to_pil(pixels[0], channels_first=True)
+    assert emu3.generate_image("a maze", [], seed=1).tobytes() == expected.tobytes()
