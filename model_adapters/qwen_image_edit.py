@@ -61,21 +61,36 @@ class QwenImageEdit(UnifiedModel):
             "width": self.width,
         }
 
-    @torch.inference_mode()
     def generate_image(self, prompt: str, images: list[Image.Image], **decoding: Any) -> Image.Image:
-        if not images:
-            raise ValueError(
-                f"{self.model_id} edits an input image; this request has none (no text-to-image)"
+        return self.generate_image_batch([(prompt, images, decoding)])[0]
+
+    @torch.inference_mode()
+    def generate_image_batch(
+        self, batch: list[tuple[str, list[Image.Image], dict[str, Any]]]
+    ) -> list[Image.Image]:
+        """One pipeline call per input-image size (the pipeline sizes the whole batch from its first image),
+        with one seeded generator per item, so each item starts from the noise it gets alone."""
+        for _, images, _ in batch:
+            if not images:
+                raise ValueError(
+                    f"{self.model_id} edits an input image; this request has none (no text-to-image)"
+                )
+        by_size: dict[tuple[int, int], list[int]] = {}
+        for index, (_, images, _) in enumerate(batch):
+            by_size.setdefault(images[-1].size, []).append(index)
+        out: dict[int, Image.Image] = {}
+        for indices in by_size.values():
+            result = self.pipeline(
+                image=[batch[i][1][-1].convert("RGB") for i in indices],
+                prompt=[batch[i][0] for i in indices],
+                negative_prompt=[self.negative_prompt] * len(indices),
+                true_cfg_scale=self.true_cfg_scale,
+                num_inference_steps=self.num_inference_steps,
+                height=self.height,
+                width=self.width,
+                generator=[
+                    torch.Generator(device="cpu").manual_seed(int(batch[i][2]["seed"])) for i in indices
+                ],
             )
-        generator = torch.Generator(device="cpu").manual_seed(int(decoding["seed"]))
-        result = self.pipeline(
-            image=images[-1].convert("RGB"),
-            prompt=prompt,
-            negative_prompt=self.negative_prompt,
-            true_cfg_scale=self.true_cfg_scale,
-            num_inference_steps=self.num_inference_steps,
-            height=self.height,
-            width=self.width,
-            generator=generator,
-        )
-        return result.images[0]
+            out.update(zip(indices, result.images, strict=True))
+        return [out[i] for i in range(len(batch))]
