@@ -24,6 +24,7 @@ sys.path.insert(0, str(HERE.parent / "tests" / "model_adapters"))
 import tiny_models  # noqa: E402
 
 WRITERS = {"janus_pro": tiny_models.write_tiny_janus, "emu3": tiny_models.write_tiny_emu3}
+EXTRA_ARGS = {"janus_pro": "", "emu3": ",pretrained_gen={checkpoint},image_area=256"}
 
 
 def run(model: str, checkpoint: Path, tasks: str, batch: int, n: int, data: Path, out: Path) -> float:
@@ -34,10 +35,13 @@ def run(model: str, checkpoint: Path, tasks: str, batch: int, n: int, data: Path
         "HF_DATASETS_OFFLINE": "1",
     }
     command = [sys.executable, "-m", "lmms_eval", "--model", model, "--tasks", tasks, "--limit", str(n),
-               "--model_args", f"pretrained={checkpoint},max_new_tokens=8,resume=false",
+               "--model_args", f"pretrained={checkpoint},max_new_tokens=8,resume=false"
+               + EXTRA_ARGS[model].format(checkpoint=checkpoint),
                "--batch_size", str(batch), "--output_path", str(out), "--verbosity", "WARNING"]  # fmt: skip
     started = time.perf_counter()
-    subprocess.run(command, env=env, check=True, capture_output=True)
+    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    if done.returncode:
+        raise SystemExit(f"{model} on {tasks} (batch {batch}) failed:\n{done.stderr[-3000:]}")
     return time.perf_counter() - started
 
 
