@@ -34,12 +34,14 @@ Column = tuple[str, tuple[str, ...]]  # header, value keys (two keys print as "a
 
 @dataclass
 class Options:
-    """Resampling settings: bootstrap replicates (0 = no intervals), seed, and the split-half check."""
+    """Resampling settings: bootstrap replicates (0 = no intervals), seed, and the split-half check; the
+    GapEval fit and the MME-Unify scoring variant (``corrected`` tasks or the ``*_official`` ones)."""
 
     replicates: int = 1000
     seed: int = 0
     split_half: bool = False
     gap_variant: str = "official"
+    mme_variant: str = "corrected"
 
 
 @dataclass
@@ -160,14 +162,15 @@ MME_TABLE3 = [
 
 def mme_unify_boards(models: Mapping[str, ModelResults], options: Options) -> list[Board]:
     subtasks = (*mu.UNDERSTANDING, *mu.GENERATION, *mu.UNIFY)
+    variant = options.mme_variant
     scored = []
     for label, res in models.items():
-        if not any(mu.task_name(s) in res.samples for s in subtasks):
+        if not any(mu.task_name(s, variant) in res.samples for s in subtasks):
             continue
         units = {
-            mu.task_name(s): mu.task_features(s, rows)
+            mu.task_name(s): mu.task_features(s, rows, variant)
             for s in subtasks
-            if (rows := res.supported(mu.task_name(s)))
+            if (rows := res.supported(mu.task_name(s, variant)))
         }
         scored.append(evaluate(Entry(label, units, lambda means, sizes: mu.table2_row(means)), options))
     if not scored:
@@ -176,14 +179,40 @@ def mme_unify_boards(models: Mapping[str, ModelResults], options: Options) -> li
     notes = [
         "Scores 0-100. '-' = subtask not run or unsupported; averages count it as 0 (paper Table 2 rule).",
         "Bootstrap 95% intervals (seeded, resampling each subtask's samples) are in the CSV/HTML.",
+        f"Scoring variant: {variant} ("
+        + (
+            "the mme_unify_*_official tasks: the released scripts' rules, bugs included"
+            if variant == "official"
+            else "the mme_unify_* tasks: documented bugs of the released scripts fixed"
+        )
+        + "). CIVG/TVG/VP FVD/FID normalisation 100(1-(x-1)/999) is unclipped, as released: a distance "
+        "below 1 scores up to 100.1"
+        + ("; all-equal distances score 100 each (released rule)." if variant == "official" else "."),
     ]
+    title = "MME-Unify (Table 2)" + (", official variant" if variant == "official" else "")
     boards = [
-        Board("mme_unify_table2", "MME-Unify (Table 2)", [(c, (c,)) for c in mu.TABLE2_COLUMNS], rows, notes),
-        Board("mme_unify_table3", "MME-Unify unify tasks (Table 3)", MME_TABLE3, rows, notes[:1]),
+        Board(
+            f"mme_unify_table2{_variant_key(variant)}",
+            title,
+            [(c, (c,)) for c in mu.TABLE2_COLUMNS],
+            rows,
+            notes,
+        ),
+        Board(
+            f"mme_unify_table3{_variant_key(variant)}",
+            "MME-Unify unify tasks (Table 3)" + (", official variant" if variant == "official" else ""),
+            MME_TABLE3,
+            rows,
+            [notes[0], notes[2]],
+        ),
     ]
     if options.split_half:
         boards += split_half_boards("mme_unify", "MME-Unify", scored, MME_HEADLINE)
     return boards
+
+
+def _variant_key(variant: str) -> str:
+    return "_official" if variant == "official" else ""
 
 
 # --- UniG2U ---------------------------------------------------------------------------------------

@@ -69,8 +69,10 @@ def test_oracle_scores_100_on_every_programmatic_subtask(data_dir, tmp_path):
     for task in UNIFY_QA:
         assert _metric(results, task, "text_correct") == _metric(results, task, "image_correct") == 1.0
     steps = _metric(results, "vcot", "n_steps")
-    for aspect in ("action", "coordinate", "image"):
+    for aspect in ("action", "coordinate"):
         assert _metric(results, "vcot", f"{aspect}_steps_correct") == steps
+    image_steps = _metric(results, "vcot", "image_steps")
+    assert _metric(results, "vcot", "image_steps_correct") == image_steps == pytest.approx(steps - 1)
     assert _metric(results, "fir", "lpips") == pytest.approx(0.0, abs=1e-6)
     assert _metric(results, "tie", "clip_i") == _metric(results, "tig", "clip_i") == pytest.approx(1.0)
     for task in ("civg", "tvg", "vp"):
