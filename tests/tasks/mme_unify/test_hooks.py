@@ -114,4 +114,5 @@ def test_oracle_vcot_plan_scores_every_step(data, tmp_path):
     raw = UnifiedOutput("visual_cot_steps", steps=steps, root=str(tmp_path)).to_json()
     result = score_vcot(doc, raw)
     assert result["action_steps_correct"] == result["coordinate_steps_correct"] == result["n_steps"]
-    assert result["image_steps_correct"] == result["image_steps"] == result["n_steps"] - 1  # Finish draws none
+    # "Finish" draws nothing and is not image-scored
+    assert result["image_steps_correct"] == result["image_steps"] == result["n_steps"] - 1
