@@ -176,31 +176,31 @@ def mme_unify_boards(models: Mapping[str, ModelResults], options: Options) -> li
     if not scored:
         return []
     rows = [to_row(s) for s in scored]
+    official = variant == "official"
+    scope = (
+        "the mme_unify_*_official tasks: the released scripts' rules, bugs included"
+        if official
+        else "the mme_unify_* tasks: documented bugs of the released scripts fixed"
+    )
     notes = [
         "Scores 0-100. '-' = subtask not run or unsupported; averages count it as 0 (paper Table 2 rule).",
         "Bootstrap 95% intervals (seeded, resampling each subtask's samples) are in the CSV/HTML.",
-        f"Scoring variant: {variant} ("
-        + (
-            "the mme_unify_*_official tasks: the released scripts' rules, bugs included"
-            if variant == "official"
-            else "the mme_unify_* tasks: documented bugs of the released scripts fixed"
-        )
-        + "). CIVG/TVG/VP FVD/FID normalisation 100(1-(x-1)/999) is unclipped, as released: a distance "
-        "below 1 scores up to 100.1"
-        + ("; all-equal distances score 100 each (released rule)." if variant == "official" else "."),
+        f"Scoring variant: {variant} ({scope}). CIVG/TVG/VP FVD/FID normalisation 100(1-(x-1)/999) is "
+        "unclipped, as released: a distance below 1 scores up to 100.1"
+        + ("; all-equal distances score 100 each (released rule)." if official else "."),
     ]
-    title = "MME-Unify (Table 2)" + (", official variant" if variant == "official" else "")
+    key, suffix = ("_official", ", official variant") if official else ("", "")
     boards = [
         Board(
-            f"mme_unify_table2{_variant_key(variant)}",
-            title,
+            f"mme_unify_table2{key}",
+            f"MME-Unify (Table 2){suffix}",
             [(c, (c,)) for c in mu.TABLE2_COLUMNS],
             rows,
             notes,
         ),
         Board(
-            f"mme_unify_table3{_variant_key(variant)}",
-            "MME-Unify unify tasks (Table 3)" + (", official variant" if variant == "official" else ""),
+            f"mme_unify_table3{key}",
+            f"MME-Unify unify tasks (Table 3){suffix}",
             MME_TABLE3,
             rows,
             [notes[0], notes[2]],
@@ -209,10 +209,6 @@ def mme_unify_boards(models: Mapping[str, ModelResults], options: Options) -> li
     if options.split_half:
         boards += split_half_boards("mme_unify", "MME-Unify", scored, MME_HEADLINE)
     return boards
-
-
-def _variant_key(variant: str) -> str:
-    return "_official" if variant == "official" else ""
 
 
 # --- UniG2U ---------------------------------------------------------------------------------------

@@ -25,7 +25,6 @@ TABLE2_COLUMNS = (
 )  # fmt: skip
 
 
-VARIANTS = ("corrected", "official")
 HAS_OFFICIAL = (*GENERATION, *UNIFY)  # understanding has no released-script variant
 
 
