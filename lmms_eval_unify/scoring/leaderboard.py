@@ -53,6 +53,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="GapEval Gap Score fit: the authors' optimiser (paper numbers; unstable on ill-conditioned "
         "cells) or the identifiable, converged fit (docs/gap_score.md)",
     )
+    parser.add_argument(
+        "--variant",
+        choices=["corrected", "official"],
+        default="corrected",
+        help="MME-Unify scoring: the mme_unify_* tasks (documented bugs fixed) or the mme_unify_*_official "
+        "tasks (the released scripts' rules)",
+    )
     return parser
 
 
@@ -166,7 +173,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     benchmarks = BENCHMARKS if args.benchmark == "all" else (args.benchmark,)
     options = bd.Options(
-        replicates=args.bootstrap, seed=args.seed, split_half=args.split_half, gap_variant=args.gap_variant
+        replicates=args.bootstrap,
+        seed=args.seed,
+        split_half=args.split_half,
+        gap_variant=args.gap_variant,
+        mme_variant=args.variant,
     )
     boards, figures = build(models, benchmarks, load_pairs(args.pairs), options, plots=not args.no_plots)
     if not boards:

@@ -25,17 +25,31 @@ TABLE2_COLUMNS = (
 )  # fmt: skip
 
 
-def task_name(subtask: str) -> str:
-    """lmms-eval task name of a subtask, e.g. `mme_unify_vcot`."""
-    return f"mme_unify_{subtask.lower()}"
+HAS_OFFICIAL = (*GENERATION, *UNIFY)  # understanding has no released-script variant
+
+
+def task_name(subtask: str, variant: str = "corrected") -> str:
+    """lmms-eval task name of a subtask in a scoring variant, e.g. `mme_unify_vcot`, `mme_unify_vcot_official`."""
+    suffix = "_official" if variant == "official" and subtask in HAS_OFFICIAL else ""
+    return f"mme_unify_{subtask.lower()}{suffix}"
 
 
 # --- pure scoring functions (paper scale, 0-100) -------------------------------------------------
 
 
 def normalised_fvd_fid(raw: float | np.ndarray) -> float | np.ndarray:
-    """FVD/FID on the paper's 0-100 scale: 100 * (1 - (s - 1) / 999); not clipped, like the official code."""
+    """FVD/FID on the paper's 0-100 scale: 100 * (1 - (s - 1) / 999); not clipped, like the official code,
+    so a distance below 1 scores above 100 (at most 100.1 at distance 0)."""
     return 100.0 * (1.0 - (raw - 1.0) / 999.0)
+
+
+def released_normalised_fvd_fid(raw: np.ndarray) -> np.ndarray:
+    """The released script's set rule on top of ``normalised_fvd_fid``: when every scored sample of the subtask
+    has the same distance, each scores 100 (NaN = not scored, kept)."""
+    scored = raw[np.isfinite(raw)]
+    if scored.size and scored.min() == scored.max():
+        return np.where(np.isfinite(raw), 100.0, np.nan)
+    return normalised_fvd_fid(raw)
 
 
 def video_score(fvd_norm: Score, fid_norm: Score, clipsim: Score = None) -> Score:
@@ -87,8 +101,12 @@ def mme_u_score(understanding: Score, generation: Score, unify: Score) -> Score:
 # --- per-sample records -> features -> Table 2/3 rows ---------------------------------------------
 
 
-def task_features(subtask: str, rows: Sequence[Mapping]) -> Features:
-    """Per-sample features of one subtask; see docs/scoring.md for the record fields."""
+def task_features(subtask: str, rows: Sequence[Mapping], variant: str = "corrected") -> Features:
+    """Per-sample features of one subtask in one scoring variant; see docs/scoring.md for the record fields.
+
+    ``official`` applies the released scripts' set-level rules: FVD/FID all equal -> 100 each; VCoT accuracies
+    over (longest maze length x number of mazes) step slots.
+    """
     if subtask in UNDERSTANDING:
         return {"acc": 100.0 * field(rows, "acc", "zero")}
     if subtask == "FIR":
@@ -96,9 +114,10 @@ def task_features(subtask: str, rows: Sequence[Mapping]) -> Features:
     if subtask in CLIP_SCORED:
         return {"clip_i": 100.0 * field(rows, "clip_i", "skip"), "clip_t": field(rows, "clip_t", "skip")}
     if subtask in VIDEO:
+        normalise = released_normalised_fvd_fid if variant == "official" else normalised_fvd_fid
         features = {
-            "fvd": normalised_fvd_fid(field(rows, "fvd", "skip")),
-            "fid": normalised_fvd_fid(field(rows, "fid", "skip")),
+            "fvd": normalise(field(rows, "fvd", "skip")),
+            "fid": normalise(field(rows, "fid", "skip")),
         }
         if subtask != "VP":
             features["clipsim"] = 100.0 * field(rows, "clipsim", "skip")
@@ -107,11 +126,27 @@ def task_features(subtask: str, rows: Sequence[Mapping]) -> Features:
         text, image = field(rows, "text_correct", "zero"), field(rows, "image_correct", "zero")
         return {"text": 100.0 * text, "image": 100.0 * image, "both": 100.0 * text * image}
     if subtask == "VCoT":
-        steps = field(rows, "n_steps", "zero")
-        counts = {k: field(rows, f"{k}_steps_correct", "zero") for k in ("action", "coordinate", "image")}
-        perfect = np.logical_and.reduce([c >= steps for c in counts.values()]) & (steps > 0)
-        return {**counts, "steps": steps, "perfect": 100.0 * perfect}
+        return vcot_features(rows, variant)
     raise KeyError(f"unknown MME-Unify subtask {subtask!r}")
+
+
+def vcot_features(rows: Sequence[Mapping], variant: str) -> Features:
+    """Correct-step counts and their denominators per maze.
+
+    ``corrected``: Σ correct / Σ steps (Appendix H.3.2), images over the image-scored steps. ``official``
+    (Evaluate_VSP.py): every maze gets as many step slots as the longest maze, so each accuracy is
+    Σ correct / (max n_steps x number of mazes). acc+ needs every step of the maze right in all three.
+    """
+    steps = field(rows, "n_steps", "zero")
+    counts = {k: field(rows, f"{k}_steps_correct", "zero") for k in ("action", "coordinate", "image")}
+    image_steps = field(rows, "image_steps", "zero")
+    perfect = (
+        (counts["action"] >= steps) & (counts["coordinate"] >= steps) & (counts["image"] >= image_steps)
+    ) & (steps > 0)
+    if variant == "official":
+        steps = np.full_like(steps, steps.max() if steps.size else 0.0)
+        image_steps = steps
+    return {**counts, "steps": steps, "image_steps": image_steps, "perfect": 100.0 * perfect}
 
 
 def subtask_scores(means: TaskMeans) -> dict[str, Score]:
@@ -134,7 +169,8 @@ def subtask_scores(means: TaskMeans) -> dict[str, Score]:
             out[subtask] = unify_acc(m["text"], m["image"])
             out[f"{subtask} Acc+"] = m["both"]
         else:
-            accs = [100.0 * m[k] / m["steps"] for k in ("action", "coordinate", "image")]
+            accs = [100.0 * m["action"] / m["steps"], 100.0 * m["coordinate"] / m["steps"]]
+            accs.append(100.0 * m["image"] / m["image_steps"])
             out["VCoT Action"], out["VCoT Coordinate"], out["VCoT Image"] = accs
             out[subtask] = vcot_acc(*accs)
             out["VCoT Acc+"] = m["perfect"]

@@ -55,7 +55,9 @@ def mme_unify_rows(subtask: str, n: int, skill: float, rng: np.random.Generator)
     return [
         {
             "n_steps": int(k),
-            **{f"{a}_steps_correct": int(rng.binomial(k, skill)) for a in ("action", "coordinate", "image")},
+            "image_steps": int(k) - 1,  # "Finish" draws nothing
+            **{f"{a}_steps_correct": int(rng.binomial(k, skill)) for a in ("action", "coordinate")},
+            "image_steps_correct": int(rng.binomial(k - 1, skill)),
         }
         for k in steps
     ]

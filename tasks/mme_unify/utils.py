@@ -1,5 +1,7 @@
 """Hooks of the MME-Unify tasks: thin glue to lmms_eval_unify.benchmarks.mme_unify."""
 
+from collections.abc import Callable
+
 from lmms_eval_unify.benchmarks.mme_unify.generation import score_generation
 from lmms_eval_unify.benchmarks.mme_unify.prompts import (
     generation_prompt,
@@ -43,22 +45,6 @@ def mc_process_results(doc: dict, results: list[str]) -> dict:
     return score_multiple_choice(doc, results[0])
 
 
-def iee_process_results(doc: dict, results: list[str]) -> dict:
-    return score_unify_qa(doc, results[0], "corrected", explanation=True)
-
-
-def iee_official_process_results(doc: dict, results: list[str]) -> dict:
-    return score_unify_qa(doc, results[0], "official", explanation=True)
-
-
-def letter_image_process_results(doc: dict, results: list[str]) -> dict:
-    return score_unify_qa(doc, results[0], "corrected")
-
-
-def letter_image_official_process_results(doc: dict, results: list[str]) -> dict:
-    return score_unify_qa(doc, results[0], "official")
-
-
 def vcot_process_results(doc: dict, results: list[str]) -> dict:
     return score_vcot(doc, results[0], "corrected")
 
@@ -81,25 +67,32 @@ def generation_doc_to_text(doc: dict, lmms_eval_specific_kwargs: dict | None = N
     return generation_prompt((lmms_eval_specific_kwargs or {})["subtask"], doc)
 
 
-def fir_process_results(doc: dict, results: list[str]) -> dict:
-    return score_generation("FIR", doc, results[0])
+def _hook(score: Callable[..., dict], subtask: str, variant: str) -> Callable[[dict, list[str]], dict]:
+    """A ``process_results`` hook scoring one subtask in one variant."""
+
+    def process_results(doc: dict, results: list[str]) -> dict:
+        return score(doc=doc, raw_output=results[0], subtask=subtask, variant=variant)
+
+    return process_results
 
 
-def tie_process_results(doc: dict, results: list[str]) -> dict:
-    return score_generation("TIE", doc, results[0])
-
-
-def tig_process_results(doc: dict, results: list[str]) -> dict:
-    return score_generation("TIG", doc, results[0])
-
-
-def civg_process_results(doc: dict, results: list[str]) -> dict:
-    return score_generation("CIVG", doc, results[0])
-
-
-def tvg_process_results(doc: dict, results: list[str]) -> dict:
-    return score_generation("TVG", doc, results[0])
-
-
-def vp_process_results(doc: dict, results: list[str]) -> dict:
-    return score_generation("VP", doc, results[0])
+iee_process_results = _hook(score_unify_qa, "IEE", "corrected")
+iee_official_process_results = _hook(score_unify_qa, "IEE", "official")
+csq_process_results = _hook(score_unify_qa, "CSQ", "corrected")
+csq_official_process_results = _hook(score_unify_qa, "CSQ", "official")
+al_process_results = _hook(score_unify_qa, "AL", "corrected")
+al_official_process_results = _hook(score_unify_qa, "AL", "official")
+sd_process_results = _hook(score_unify_qa, "SD", "corrected")
+sd_official_process_results = _hook(score_unify_qa, "SD", "official")
+fir_process_results = _hook(score_generation, "FIR", "corrected")
+fir_official_process_results = _hook(score_generation, "FIR", "official")
+tie_process_results = _hook(score_generation, "TIE", "corrected")
+tie_official_process_results = _hook(score_generation, "TIE", "official")
+tig_process_results = _hook(score_generation, "TIG", "corrected")
+tig_official_process_results = _hook(score_generation, "TIG", "official")
+civg_process_results = _hook(score_generation, "CIVG", "corrected")
+civg_official_process_results = _hook(score_generation, "CIVG", "official")
+tvg_process_results = _hook(score_generation, "TVG", "corrected")
+tvg_official_process_results = _hook(score_generation, "TVG", "official")
+vp_process_results = _hook(score_generation, "VP", "corrected")
+vp_official_process_results = _hook(score_generation, "VP", "official")

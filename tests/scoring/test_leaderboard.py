@@ -263,3 +263,53 @@ def test_gap_variant_is_selectable_and_reported(runs, tmp_path, capsys):
     official = read_csv(tmp_path / "official" / "gapeval_table2.csv")["uni-model"]["Overall Gap"]
     stable = read_csv(tmp_path / "stable" / "gapeval_table2.csv")["uni-model"]["Overall Gap"]
     assert 0.0 <= float(stable) <= 100.0 and official != stable
+
+
+def test_mme_variant_official_reads_the_official_tasks(tmp_path, capsys):
+    root = tmp_path / "runs"
+    vcot = {"n_steps": 4, "image_steps": 3, "action_steps_correct": 4, "coordinate_steps_correct": 4}
+    write_run(
+        root,
+        "m",
+        {
+            "mme_unify_sipu": [{"acc": 1}, {"acc": 0}],  # understanding: the same task in both variants
+            "mme_unify_vcot": [
+                {**vcot, "image_steps_correct": 3},
+                {
+                    **vcot,
+                    "n_steps": 2,
+                    "image_steps": 1,
+                    "action_steps_correct": 2,
+                    "coordinate_steps_correct": 2,
+                    "image_steps_correct": 1,
+                },
+            ],
+            "mme_unify_vcot_official": [
+                {**vcot, "image_steps": 4, "coordinate_steps_correct": 0, "image_steps_correct": 3},
+                {
+                    **vcot,
+                    "n_steps": 2,
+                    "image_steps": 2,
+                    "action_steps_correct": 2,
+                    "coordinate_steps_correct": 0,
+                    "image_steps_correct": 1,
+                },
+            ],
+            "mme_unify_iee": [{"text_correct": 1, "image_correct": 0}],
+            "mme_unify_iee_official": [{"text_correct": 0, "image_correct": 0}],
+        },
+    )
+    args = [root, "--benchmark", "mme_unify", "--no-plots", "--bootstrap", 0]
+    assert run([*args, "-o", tmp_path / "c"]) == 0
+    assert run([*args, "--variant", "official", "-o", tmp_path / "o"]) == 0
+    corrected = read_csv(tmp_path / "c" / "mme_unify_table2.csv")["m"]
+    official = read_csv(tmp_path / "o" / "mme_unify_table2_official.csv")["m"]
+    assert corrected["SIPU"] == official["SIPU"] == "50.0000"
+    # corrected: (6/6 + 6/6 + 4/4) -> 100; official (Evaluate_VSP.py): K = 4, 2 mazes -> 8 slots per aspect,
+    # actions 6/8, coordinates 0/8, images 4/8 -> (75 + 0 + 50) / 3
+    assert float(corrected["VCoT"]) == approx(100.0)
+    assert float(official["VCoT"]) == approx(125 / 3)
+    assert float(corrected["IEE"]) == approx(50.0) and float(official["IEE"]) == approx(0.0)
+    printed = capsys.readouterr().out
+    assert "MME-Unify (Table 2), official variant" in printed
+    assert "Scoring variant: official" in printed and "up to 100.1" in printed

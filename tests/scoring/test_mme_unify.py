@@ -156,15 +156,98 @@ def test_unify_acc_plus_counts_samples_with_both_answers_correct():
 
 def test_vcot_pools_steps_and_acc_plus_needs_every_step_right():
     rows = [
-        {"n_steps": 2, "action_steps_correct": 2, "coordinate_steps_correct": 2, "image_steps_correct": 2},
-        {"n_steps": 4, "action_steps_correct": 1, "coordinate_steps_correct": 4, "image_steps_correct": 0},
+        {
+            "n_steps": 2,
+            "image_steps": 1,
+            "action_steps_correct": 2,
+            "coordinate_steps_correct": 2,
+            "image_steps_correct": 1,
+        },
+        {
+            "n_steps": 4,
+            "image_steps": 3,
+            "action_steps_correct": 1,
+            "coordinate_steps_correct": 4,
+            "image_steps_correct": 0,
+        },
     ]
     row = mu.table2_row(means_of({"VCoT": rows}))
     assert row["VCoT Action"] == pytest.approx(100 * 3 / 6)
     assert row["VCoT Coordinate"] == pytest.approx(100.0)
-    assert row["VCoT Image"] == pytest.approx(100 * 2 / 6)
-    assert row["VCoT"] == pytest.approx((50 + 100 + 100 / 3) / 3)
+    assert row["VCoT Image"] == pytest.approx(100 * 1 / 4)  # over the image-scored steps (n - 1 each)
+    assert row["VCoT"] == pytest.approx((50 + 100 + 25) / 3)
     assert row["VCoT Acc+"] == 50.0
+
+
+def means_in(variant, task_rows):
+    return {
+        mu.task_name(s): feature_means(mu.task_features(s, rows, variant)) for s, rows in task_rows.items()
+    }
+
+
+def _maze(n, action, coordinate, image, image_steps):
+    return {
+        "n_steps": n,
+        "image_steps": image_steps,
+        "action_steps_correct": action,
+        "coordinate_steps_correct": coordinate,
+        "image_steps_correct": image,
+    }
+
+
+def test_vcot_official_divides_by_longest_maze_times_mazes():
+    # Evaluate_VSP.py: step_metrics has one entry per step index of any maze (0..K-1, K = longest maze =
+    # 5) and each entry's 'total' is the number of mazes (2), so every aspect is sum(correct) / (5 * 2).
+    official_rows = [_maze(3, 3, 0, 2, 3), _maze(5, 5, 1, 4, 5)]
+    row = mu.table2_row(means_in("official", {"VCoT": official_rows}))
+    assert row["VCoT Action"] == pytest.approx(100 * 8 / 10)
+    assert row["VCoT Coordinate"] == pytest.approx(100 * 1 / 10)
+    assert row["VCoT Image"] == pytest.approx(100 * 6 / 10)
+    assert row["VCoT"] == pytest.approx((80 + 10 + 60) / 3)
+    assert row["VCoT Acc+"] == 0.0  # "Finish" (n images for n-1 Step_k) is never image-right
+    # corrected pools the steps: 8/8 actions, 1/8 coordinates, images over the n-1 drawn maps (6/6)
+    corrected_rows = [_maze(3, 3, 0, 2, 2), _maze(5, 5, 1, 4, 4)]
+    row = mu.table2_row(means_in("corrected", {"VCoT": corrected_rows}))
+    assert (row["VCoT Action"], row["VCoT Coordinate"], row["VCoT Image"]) == pytest.approx((100, 12.5, 100))
+
+
+def test_vcot_official_oracle_ratio_on_the_release_shape():
+    # The release: 90 mazes of 3..8 steps. The oracle gets every action right, so corrected = 100 and
+    # official = sum(n) / (8 * 90); the two differ by the factor 8 * 90 / sum(n).
+    lengths = [3 + i % 6 for i in range(90)]
+    rows = [_maze(n, n, 0, 0, n) for n in lengths]
+    official = mu.table2_row(means_in("official", {"VCoT": rows}))["VCoT Action"]
+    assert official == pytest.approx(100 * sum(lengths) / (8 * 90))
+    corrected = mu.table2_row(means_in("corrected", {"VCoT": rows}))["VCoT Action"]
+    assert corrected / official == pytest.approx(8 * 90 / sum(lengths))
+
+
+def test_missing_generated_outputs_official_skips_corrected_scores_zero():
+    # Evaluate_Generation.py averages results[category], which never receives a failed sample.
+    official = mu.table2_row(means_in("official", {"FIR": [{"lpips": 0.2}, {"lpips": None}]}))
+    corrected = mu.table2_row(means_in("corrected", {"FIR": [{"lpips": 0.2}, {"lpips": 1.0}]}))
+    assert official["FIR"] == pytest.approx(80.0) and corrected["FIR"] == pytest.approx(40.0)
+
+
+def test_vp_official_normalisation_unclipped_and_all_equal_rule():
+    # Evaluate_Generation_Video.normalize_scores: all equal -> 100 each; else 100 * (1 - (x - 1) / 999),
+    # unclipped. Oracle-like VP: FVD 0 for both samples (all equal -> 100); FID 0.5 and 2.0 ->
+    # 100 * (1 + 0.5 / 999) = 100.05005 and 100 * (1 - 1 / 999) = 99.89990, mean 99.97497.
+    rows = [{"fvd": 0.0, "fid": 0.5}, {"fvd": 0.0, "fid": 2.0}, {"fvd": None, "fid": None}]
+    official = means_in("official", {"VP": rows})[mu.task_name("VP")]
+    assert official["fvd"] == pytest.approx(100.0)
+    assert official["fid"] == pytest.approx((100 * (1 + 0.5 / 999) + 100 * (1 - 1 / 999)) / 2)
+    # one sample alone is "all equal" too: 100, not 100.05
+    assert means_in("official", {"VP": rows[:1]})[mu.task_name("VP")]["fid"] == pytest.approx(100.0)
+    corrected = means_in("corrected", {"VP": rows})[mu.task_name("VP")]
+    assert corrected["fvd"] == pytest.approx(100 * (1 + 1 / 999))  # 100.1: above 100, unclipped
+
+
+def test_official_task_names():
+    assert mu.task_name("VCoT", "official") == "mme_unify_vcot_official"
+    assert mu.task_name("TIE", "official") == "mme_unify_tie_official"
+    assert mu.task_name("SIPU", "official") == "mme_unify_sipu"  # no released-script variant
+    assert mu.task_name("VCoT") == "mme_unify_vcot"
 
 
 def test_generation_scores_from_samples():

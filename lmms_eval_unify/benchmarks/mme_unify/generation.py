@@ -5,6 +5,9 @@ Keys follow docs/scoring.md: FIR ``lpips``; TIE/TIG ``clip_i`` (cosine) and ``cl
 ``standard`` = textbook LPIPS) comes from the shared metric configuration (``LMMS_EVAL_UNIFY_METRIC_VARIANT``,
 default ``official``) and is written into each sample's ``details``. FID/FVD are per-sample distances, which
 only the ``official`` definition has; the set-level ``standard`` FID/FVD is not computed per sample.
+
+The scoring ``variant`` (task ``mme_unify_<x>`` = ``corrected``, ``mme_unify_<x>_official``) decides what an
+unusable output counts as and how TIE/TIG images are prepared (docs/fidelity/mme_unify.md).
 """
 
 from __future__ import annotations
@@ -12,9 +15,11 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import torch
 from PIL import Image
+from torchvision.transforms.functional import to_pil_image, to_tensor
 
-from lmms_eval_unify.benchmarks.mme_unify.scoring import metric_config
+from lmms_eval_unify.benchmarks.mme_unify.scoring import check_variant, metric_config
 from lmms_eval_unify.metrics import clip_image_similarity, clip_t, clipsim, fid, fvd, lpips_distance
 from lmms_eval_unify.metrics.config import resolve_config
 from lmms_eval_unify.model import to_pil_images
@@ -66,45 +71,61 @@ def _skip(subtask: str, reason: str) -> dict:
     return {**values, "invalid_outputs": "", "details": {"skipped": reason}}
 
 
-def _invalid(subtask: str, reason: str) -> dict:
-    """Unusable model output: the worst value of every metric (it scores 0), with the reason recorded."""
-    values = {k: WORST[k] for k in KEYS[subtask]}
-    return {**values, "invalid_outputs": reason, "details": {"invalid": reason}}
+def _invalid(subtask: str, reason: str, variant: str) -> dict:
+    """Unusable model output, its reason recorded. ``corrected``: the worst value of every metric (it scores 0);
+    ``official``: no value (left out of the means, as the released scripts skip it)."""
+    values = {k: None if variant == "official" else WORST[k] for k in KEYS[subtask]}
+    return {**values, "invalid_outputs": reason, "details": {"invalid": reason, "variant": variant}}
 
 
-def score_generation(subtask: str, doc: dict, raw_output: Any) -> dict:
-    """Per-sample raw metrics of one generation item; missing/corrupt output scores 0 and is counted invalid."""
+def score_generation(subtask: str, doc: dict, raw_output: Any, variant: str = "corrected") -> dict:
+    """Per-sample raw metrics of one generation item; missing/corrupt output is counted invalid and scores 0
+    (``corrected``) or is left out (``official``)."""
+    check_variant(variant)
     parsed = parse_output(raw_output)
     if parsed.unsupported:
         return {**{k: None for k in KEYS[subtask]}, "invalid_outputs": "", "details": {"unsupported": True}}
     if subtask == "TVG" and not doc.get("video"):
         return _skip(subtask, "no_reference_video")
     if parsed.failure:
-        return _invalid(subtask, parsed.failure.reason)
+        return _invalid(subtask, parsed.failure.reason, variant)
     if subtask in ("FIR", "TIE", "TIG"):
         loaded = parsed.load_images(expected=1)
         if isinstance(loaded, OutputFailure):
-            return _invalid(subtask, loaded.reason)
-        return _score_image(subtask, doc, loaded[0])
+            return _invalid(subtask, loaded.reason, variant)
+        return _score_image(subtask, doc, loaded[0], variant)
     frames = (
         load_media(parsed.record.root, parsed.record.video_frames) if parsed.record.video_frames else None
     )
     if frames is None or isinstance(frames, OutputFailure):
-        return _invalid(subtask, frames.reason if frames else "no_video_frames")
+        return _invalid(subtask, frames.reason if frames else "no_video_frames", variant)
     return _score_video(subtask, doc, keyframes(frames))
 
 
-def _score_image(subtask: str, doc: dict, image: Image.Image) -> dict:
+def released_clip_pair(output: Image.Image, reference: Image.Image) -> tuple[Image.Image, Image.Image]:
+    """Evaluate_Generation.py's TIE/TIG preparation: both images as [0, 1] tensors, bilinearly resized to the
+    smaller height and width when their sizes differ, then back to 8-bit images (``ToPILImage`` truncates)."""
+    a, b = to_tensor(output).unsqueeze(0), to_tensor(reference).unsqueeze(0)
+    if a.shape != b.shape:
+        size = (min(a.shape[2], b.shape[2]), min(a.shape[3], b.shape[3]))
+        a = torch.nn.functional.interpolate(a, size=size, mode="bilinear", align_corners=False)
+        b = torch.nn.functional.interpolate(b, size=size, mode="bilinear", align_corners=False)
+    return to_pil_image(a[0]), to_pil_image(b[0])
+
+
+def _score_image(subtask: str, doc: dict, image: Image.Image, variant: str) -> dict:
     if subtask == "FIR":
         reference = to_pil_images(doc["image"])[0]
-        variant = _variant("lpips")
-        value = float(lpips_distance([image], [reference], variant=variant, config=metric_config("lpips"))[0])
-        return _result(subtask, {"lpips": value}, {"variant": variant})
+        metric = _variant("lpips")
+        value = float(lpips_distance([image], [reference], variant=metric, config=metric_config("lpips"))[0])
+        return _result(subtask, {"lpips": value}, {"variant": metric})
     reference = to_pil_images(doc["edited_image"] if subtask == "TIE" else doc["image"])[0]
+    if variant == "official":
+        image, reference = released_clip_pair(image, reference)
     config = metric_config("clip_score")
     clip_i = float(clip_image_similarity([image], [reference], config)[0])
     clip_t_value = float(clip_t([image], [doc["Text_Prompt"]], scale="logit", config=config)[0])
-    return _result(subtask, {"clip_i": clip_i, "clip_t": clip_t_value}, {})
+    return _result(subtask, {"clip_i": clip_i, "clip_t": clip_t_value}, {"variant": variant})
 
 
 def _score_video(subtask: str, doc: dict, frames: list[Image.Image]) -> dict:

@@ -12,7 +12,7 @@ import json
 import os
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from PIL import Image
 
@@ -21,7 +21,7 @@ from lmms_eval_unify.benchmarks.mme_unify import vcot
 from lmms_eval_unify.benchmarks.mme_unify.subtasks import SCORING_VARIANTS
 from lmms_eval_unify.metrics import clip_choice, clip_text_choice
 from lmms_eval_unify.model import to_pil_images
-from lmms_eval_unify.record import OutputFailure, load_media, parse_output
+from lmms_eval_unify.record import OutputFailure, Step, load_media, parse_output
 
 METRICS_ENV = "LMMS_EVAL_UNIFY_MME_UNIFY_METRICS"
 """JSON mapping family -> MetricConfig fields for the MME-Unify scorers, e.g.
@@ -34,7 +34,8 @@ def metric_config(family: str) -> dict | None:
     return json.loads(raw).get(family) if raw else None
 
 
-def _check_variant(variant: str) -> None:
+def check_variant(variant: str) -> None:
+    """Raise ValueError unless ``variant`` is ``corrected`` or ``official``."""
     if variant not in SCORING_VARIANTS:
         raise ValueError(f"MME-Unify scoring variant must be one of {SCORING_VARIANTS}, got {variant!r}")
 
@@ -88,16 +89,41 @@ def accuracy_by(samples: Sequence[dict], key: str) -> dict[str, float]:
 # --- unify QA (IEE, CSQ, AL, SD) -----------------------------------------------------------------------------
 
 
+ImageFailure = Literal["no_image", "missing_path", "corrupt_file"]
+
+OFFICIAL_FAILED_IMAGE_CORRECT: dict[str, dict[ImageFailure, bool]] = {
+    # IEE: empty path skipped; any load error -> compute_image_similarity returns None -> "failed".
+    "IEE": {"no_image": False, "missing_path": False, "corrupt_file": False},
+    # CSQ/SD: `os.path.exists` guards the output; an unreadable file gives similarity 0.0 to every candidate
+    # and max() over the dict keeps the first key, the reference.
+    "CSQ": {"no_image": False, "missing_path": False, "corrupt_file": True},
+    "SD": {"no_image": False, "missing_path": False, "corrupt_file": True},
+    # AL: empty path skipped; compute_clip_similarity returns 0.0 for a missing or unreadable file, all ties.
+    "AL": {"no_image": False, "missing_path": True, "corrupt_file": True},
+}
+"""Released scripts: is a failed output image counted correct? (docs/fidelity/mme_unify.md, per subtask)."""
+
+
+def image_failure_kind(failure: OutputFailure) -> ImageFailure:
+    """How the released scripts see a failed output image: no path, a path that does not exist, or a file
+    that cannot be decoded. Paths we refuse to read (``unsafe_path``) count as missing."""
+    if failure.reason in ("missing_image", "unsafe_path"):
+        return "missing_path"
+    if failure.reason == "corrupt_image":
+        return "corrupt_file"
+    return "no_image"
+
+
 def image_choice_correct(
-    image: Image.Image | OutputFailure, candidates: list[Image.Image], variant: str
+    image: Image.Image | OutputFailure, candidates: list[Image.Image], subtask: str, variant: str
 ) -> bool:
     """CLIP-choice (ViT-B/32) of the output image among the candidates, the reference first.
 
-    ``official``: an unreadable or missing output has similarity 0 to every candidate and the tie goes to the
-    reference (counted correct). ``corrected``: it is wrong.
+    A failed image is wrong in ``corrected``; ``official`` follows the released script of ``subtask``
+    (``OFFICIAL_FAILED_IMAGE_CORRECT``).
     """
     if isinstance(image, OutputFailure):
-        return variant == "official"
+        return variant == "official" and OFFICIAL_FAILED_IMAGE_CORRECT[subtask][image_failure_kind(image)]
     return clip_choice(image, candidates, metric_config("clip_choice")).index == 0
 
 
@@ -115,12 +141,12 @@ def iee_text_correct(explanation: str, choices: Sequence[str], answer: str, vari
     return predicted == answer, predicted
 
 
-def score_unify_qa(doc: dict, raw_output: Any, variant: str = "corrected", explanation: bool = False) -> dict:
+def score_unify_qa(doc: dict, raw_output: Any, subtask: str, variant: str = "corrected") -> dict:
     """``text_correct`` and ``image_correct`` of one IEE/CSQ/AL/SD item (answer_and_image protocol).
 
-    The text half is an option letter (CSQ, AL, SD) or, with ``explanation`` (IEE), a free explanation.
+    The text half is an option letter (CSQ, AL, SD) or, for IEE, a free explanation.
     """
-    _check_variant(variant)
+    check_variant(variant)
     keys = ("text_correct", "image_correct")
     parsed = parse_output(raw_output)
     if parsed.unsupported:
@@ -128,7 +154,7 @@ def score_unify_qa(doc: dict, raw_output: Any, variant: str = "corrected", expla
     if parsed.failure:
         return _invalid({k: 0.0 for k in keys}, parsed.failure.reason)
     choices, answer = list(doc["choice"]), str(doc["answer"]).strip()
-    if explanation:
+    if subtask == "IEE":
         text = re.sub(r"^\s*explanation\s*:\s*", "", normalise_text(parsed.text), flags=re.IGNORECASE)
         text_ok, predicted = iee_text_correct(text, choices, answer, variant) if text else (False, None)
     else:
@@ -136,7 +162,7 @@ def score_unify_qa(doc: dict, raw_output: Any, variant: str = "corrected", expla
         text_ok = predicted == answer
     loaded = parsed.load_images(expected=1)
     image = loaded if isinstance(loaded, OutputFailure) else loaded[0]
-    image_ok = image_choice_correct(image, to_pil_images(list(doc["candidates"])), variant)
+    image_ok = image_choice_correct(image, to_pil_images(list(doc["candidates"])), subtask, variant)
     values = {"text_correct": float(text_ok), "image_correct": float(image_ok)}
     details = {"predicted": predicted, "answer": answer, "variant": variant}
     if isinstance(image, OutputFailure):
@@ -189,26 +215,67 @@ def prompt_coordinates(doc: dict) -> list[list[int] | None]:
     return out
 
 
-def score_vcot(doc: dict, raw_output: Any, variant: str = "corrected") -> dict:
-    """Step counts of one maze: ``n_steps`` and per-aspect ``*_steps_correct`` (visual_cot_steps protocol).
+def board_states(doc: dict) -> list[Image.Image]:
+    """The maze's board states as far as the data hold them: the initial map, then the map after each move.
 
-    Model step i is compared with reference step i; extra model steps are ignored and missing ones are wrong
-    (early stop). Images: CLIP-choice among all reference state images of the maze must pick step i.
-    The final "Finish" step has no reference image: ``official`` counts its image as wrong (so acc+ is always
-    0, as in the paper); ``corrected`` expects no image there and counts it correct when the model drew none.
+    Synthetic data store the initial map apart from ``Step_0..`` (the maps after each move). The prepared
+    release shows ``Step_0`` as the initial map (it has no other), so there ``Step_k`` is the map before move k
+    and the map after the last move is missing.
     """
-    _check_variant(variant)
-    keys = ("n_steps", "action_steps_correct", "coordinate_steps_correct", "image_steps_correct")
+    initial = to_pil_images(doc["initial_image"])[0]
+    steps = to_pil_images(list(doc["step_images"]))
+    if steps and steps[0].size == initial.size and steps[0].tobytes() == initial.tobytes():
+        steps = steps[1:]
+    return [initial, *steps]
+
+
+def _step_image(root: str, step: Step) -> Image.Image | OutputFailure:
+    if not step.image:
+        return OutputFailure("no_image", "the step has no image")
+    loaded = load_media(root, [step.image])
+    return loaded if isinstance(loaded, OutputFailure) else loaded[0]
+
+
+def official_step_image_correct(
+    image: Image.Image | OutputFailure, step_images: list[Image.Image], i: int
+) -> bool:
+    """Evaluate_VSP.py: argmax of CLIP similarity over all ``Step_k`` must be ``i``. An empty path is never
+    attempted; a path that fails to load has similarity 0.0 to every ``Step_k``, so argmax 0 (step 0 right)."""
+    if isinstance(image, OutputFailure):
+        return image.reason != "no_image" and i == 0
+    return clip_choice(image, step_images, metric_config("clip_choice")).index == i
+
+
+def score_vcot(doc: dict, raw_output: Any, variant: str = "corrected") -> dict:
+    """Step counts of one maze: ``n_steps``, ``image_steps`` and per-aspect ``*_steps_correct``.
+
+    Model step i is compared with reference step i (visual_cot_steps protocol); extra model steps are ignored
+    and missing ones are wrong (early stop). Images, ``official``: CLIP-choice among the ``Step_k`` must pick
+    k = i, every step slot counts (``image_steps`` = ``n_steps``; "Finish" has no ``Step_k``, so acc+ is
+    always 0, as in the paper). ``corrected``: step i's image must be the map after move i, chosen among all
+    board states including the initial map (copying the input earns nothing); only moves whose after-move map
+    is in the data count (``image_steps``), "Finish" draws nothing and is not image-scored.
+    """
+    check_variant(variant)
+    keys = (
+        "n_steps",
+        "image_steps",
+        "action_steps_correct",
+        "coordinate_steps_correct",
+        "image_steps_correct",
+    )
     parsed = parse_output(raw_output)
     actions = list(doc["actions"])
     n = len(actions)
     if parsed.unsupported:
         return _unsupported(keys, parsed.record.unsupported)
-    zero = {"n_steps": n, "action_steps_correct": 0, "coordinate_steps_correct": 0, "image_steps_correct": 0}
+    official = variant == "official"
+    references = to_pil_images(list(doc["step_images"])) if official else board_states(doc)
+    image_steps = n if official else min(n - 1, len(references) - 1)
+    zero = {"n_steps": n, "image_steps": image_steps, **{k: 0 for k in keys[2:]}}
     if parsed.failure:
         return _invalid(zero, parsed.failure.reason)
-    truth_coords = raw_coordinates(doc) if variant == "official" else prompt_coordinates(doc)
-    references = to_pil_images(list(doc["step_images"]))
+    truth_coords = raw_coordinates(doc) if official else prompt_coordinates(doc)
     root, steps = parsed.record.root, parsed.record.steps
     counts = {"action": 0, "coordinate": 0, "image": 0}
     failures: list[str] = []
@@ -216,18 +283,20 @@ def score_vcot(doc: dict, raw_output: Any, variant: str = "corrected") -> dict:
         action, location = parse_step(step.text)
         counts["action"] += action == actions[i]
         counts["coordinate"] += location is not None and location == truth_coords[i]
-        if i >= len(references):  # the "Finish" step has no reference image
-            counts["image"] += variant == "corrected" and not step.image
+        if i >= image_steps or (not step.image and action == "Finish"):  # nothing to draw / stopped early
             continue
-        if not step.image and action == "Finish":  # stopped early: wrong, not an invalid output
-            continue
-        loaded = load_media(root, [step.image]) if step.image else OutputFailure("missing_image", "no image")
-        if isinstance(loaded, OutputFailure):
-            failures.append(f"step {i + 1}: {loaded.reason}")
-            counts["image"] += variant == "official" and i == 0  # all-zero similarities: argmax 0
-            continue
-        counts["image"] += clip_choice(loaded[0], references, metric_config("clip_choice")).index == i
-    values = {"n_steps": n, **{f"{k}_steps_correct": v for k, v in counts.items()}}
+        image = _step_image(root, step)
+        if isinstance(image, OutputFailure):
+            failures.append(f"step {i + 1}: {image.reason}")
+        if official:
+            counts["image"] += official_step_image_correct(image, references, i)
+        elif not isinstance(image, OutputFailure):
+            counts["image"] += clip_choice(image, references, metric_config("clip_choice")).index == i + 1
+    values = {
+        "n_steps": n,
+        "image_steps": image_steps,
+        **{f"{k}_steps_correct": v for k, v in counts.items()},
+    }
     details = {"variant": variant, "model_steps": len(steps), "failures": failures}
     return {
         **values,

@@ -9,7 +9,7 @@ from PIL import Image
 
 from lmms_eval_unify.answers import split_option
 from lmms_eval_unify.benchmarks.mme_unify import vcot
-from lmms_eval_unify.benchmarks.mme_unify.scoring import option_labels, prompt_coordinates
+from lmms_eval_unify.benchmarks.mme_unify.scoring import board_states, option_labels, prompt_coordinates
 from lmms_eval_unify.instruments import CandidateImageSpace, ChoiceSpace
 from lmms_eval_unify.model import to_pil_images
 from lmms_eval_unify.protocols import Phase
@@ -69,7 +69,8 @@ def _step_text(move: str, cell: vcot.Cell) -> str:
 
 @dataclass(frozen=True)
 class LakeSpace:
-    """Oracle: the reference moves, positions (0-indexed [x, y] after each move) and state images.
+    """Oracle: the reference moves, positions (0-indexed [x, y] after each move) and the map after each move
+    (the last map the data hold when the release lacks the one after the final move).
 
     Random: 1..8 uniformly random moves that stay on the board (the instrument knows the grid size and the
     start cell, not the holes), each with its position and a uniformly chosen reference state image.
@@ -81,7 +82,9 @@ class LakeSpace:
         if oracle:
             cells = [(y, x) for x, y in prompt_coordinates(doc)[: len(moves)]]
             texts = tuple(_step_text(m, c) for m, c in zip(moves, cells, strict=True))
-            return LakePlan(texts, references, _step_text("Finish", cells[-1]))
+            after = board_states(doc)[1:]
+            images = tuple(after[min(i, len(after) - 1)] for i in range(len(moves)))
+            return LakePlan(texts, images, _step_text("Finish", cells[-1]))
         x, y = prompt_coordinates(doc)[0]
         cell = (y - vcot.MOVES[moves[0]][0], x - vcot.MOVES[moves[0]][1])
         board = vcot.Lake(int(doc["grid_size"]), frozenset(), cell, cell)

@@ -1,9 +1,15 @@
 """MME-Unify generation scorers: the official key-frame rule and invalid outputs."""
 
 import numpy as np
+import pytest
 from PIL import Image
 
-from lmms_eval_unify.benchmarks.mme_unify.generation import keyframes, score_generation
+from lmms_eval_unify.benchmarks.mme_unify.generation import (
+    WORST,
+    keyframes,
+    released_clip_pair,
+    score_generation,
+)
 from lmms_eval_unify.metrics import normalise_distance_score
 from lmms_eval_unify.record import UnifiedOutput
 
@@ -67,3 +73,78 @@ def test_standard_set_level_distances_of_a_perfect_run_are_zero(tmp_path, monkey
     result = standard_video_distances("TVG", docs, outputs)
     assert result["left_out"] == 1
     assert abs(result["fid"]) < 1e-3 and abs(result["fvd"]) < 1e-3
+
+
+# --- official variant: skipped failures (item 5) and TIE/TIG preprocessing (item 4) ---------------------------
+
+
+def _failed_output(tmp_path, failure: str) -> str:
+    (tmp_path / "corrupt.png").write_bytes(b"not a PNG")
+    if failure == "model_error":
+        return UnifiedOutput("image_only", error="CUDA out of memory", root=str(tmp_path)).to_json()
+    images = {"no_image": [], "missing_path": ["gone.png"], "corrupt_file": ["corrupt.png"]}[failure]
+    return UnifiedOutput("image_only", images=images, root=str(tmp_path)).to_json()
+
+
+@pytest.mark.parametrize("failure", ["no_image", "missing_path", "corrupt_file", "model_error"])
+@pytest.mark.parametrize("subtask", ["FIR", "TIE", "TIG"])
+def test_failed_generated_image_official_is_left_out_corrected_scores_worst(tmp_path, subtask, failure):
+    # Evaluate_Generation.py: `error != 0` -> continue; empty output path -> continue; a path that does not
+    # exist or cannot be decoded -> load_and_preprocess_image returns None -> evaluate_* returns None -> the
+    # sample is never appended to results[category], so it is out of the per-category mean.
+    doc = {"image": _grey(10), "edited_image": _grey(10), "Text_Prompt": "a cat"}
+    raw = _failed_output(tmp_path, failure)
+    official = score_generation(subtask, doc, raw, "official")
+    corrected = score_generation(subtask, doc, raw, "corrected")
+    keys = [k for k in official if k not in ("invalid_outputs", "details")]
+    assert keys and all(official[k] is None for k in keys)
+    assert all(corrected[k] == WORST[k] for k in keys)
+    assert official["invalid_outputs"] == corrected["invalid_outputs"] != ""
+
+
+def test_failed_generated_video_official_is_left_out(tmp_path):
+    doc = {"image": _grey(10), "video": str(tmp_path / "ref.mp4"), "Text_Prompt": "x"}
+    result = score_generation("VP", doc, UnifiedOutput("video", root=str(tmp_path)).to_json(), "official")
+    assert result["fvd"] is None and result["fid"] is None and result["invalid_outputs"] == "no_video_frames"
+
+
+def test_released_clip_pair_resizes_both_to_the_smaller_height_and_width():
+    # Output 2x1 (W x H) pixels [0, 255], reference 1x3. Target = (min H, min W) = (1, 1). Bilinear,
+    # align_corners=False, 2 -> 1 columns samples x = 0.5 * 2 - 0.5 = 0.5: the mean of the two columns,
+    # 0.5 in [0, 1]; ToPILImage computes byte(0.5 * 255 = 127.5) -> 127 (truncated, not rounded to 128).
+    output = Image.fromarray(np.array([[[0, 0, 0], [255, 255, 255]]], dtype=np.uint8))
+    reference = Image.fromarray(np.full((3, 1, 3), 200, dtype=np.uint8))
+    a, b = released_clip_pair(output, reference)
+    assert a.size == b.size == (1, 1)
+    assert np.asarray(a).tolist() == [[[127, 127, 127]]]
+    # 3 -> 1 rows of a constant column stays 200 (the 8-bit round trip is exact for whole values)
+    assert np.asarray(b).tolist() == [[[200, 200, 200]]]
+
+
+def test_released_clip_pair_keeps_equal_sizes():
+    image = _grey(64).resize((5, 4))
+    a, b = released_clip_pair(image, image)
+    assert a.size == b.size == (5, 4)
+
+
+def test_tie_official_scores_the_resized_pair(tmp_path, monkeypatch):
+    import json
+
+    from lmms_eval_unify.benchmarks.mme_unify.scoring import METRICS_ENV
+    from lmms_eval_unify.metrics import clip_image_similarity
+
+    monkeypatch.setenv(METRICS_ENV, json.dumps({"clip_score": {"backbone": "tiny", "weights": "random"}}))
+    rng = np.random.default_rng(0)
+    output = Image.fromarray(rng.integers(0, 255, (96, 40, 3), dtype=np.uint8))
+    reference = Image.fromarray(rng.integers(0, 255, (30, 120, 3), dtype=np.uint8))
+    output.save(tmp_path / "out.png")
+    doc = {"edited_image": reference, "Text_Prompt": "a cat"}
+    raw = UnifiedOutput("image_only", images=["out.png"], root=str(tmp_path)).to_json()
+    config = {"backbone": "tiny", "weights": "random"}
+    official = score_generation("TIE", doc, raw, "official")["clip_i"]
+    corrected = score_generation("TIE", doc, raw, "corrected")["clip_i"]
+    resized = released_clip_pair(output, reference)
+    assert resized[0].size == resized[1].size == (40, 30)
+    assert official == pytest.approx(float(clip_image_similarity([resized[0]], [resized[1]], config)[0]))
+    assert corrected == pytest.approx(float(clip_image_similarity([output], [reference], config)[0]))
+    assert official != pytest.approx(corrected)

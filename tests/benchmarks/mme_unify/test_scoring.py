@@ -94,18 +94,49 @@ def test_clip_choice_picks_an_exact_copy_with_a_random_tiny_backbone(tmp_path):
     doc = _qa_doc()
     for k in range(4):
         raw = _record(tmp_path, "Answer: B", [doc["candidates"][k]])
-        assert score_unify_qa(doc, raw)["image_correct"] == float(k == 0)
+        assert score_unify_qa(doc, raw, "CSQ")["image_correct"] == float(k == 0)
 
 
-def test_missing_output_image_official_counts_correct_corrected_scores_zero(tmp_path):
+def _failed_image_record(tmp_path, failure: str) -> str:
+    """An answer_and_image output whose image has no path, a path that does not exist, or an undecodable file."""
+    images = {"no_image": [], "missing_path": ["gone.png"], "corrupt_file": ["corrupt.png"]}[failure]
+    (tmp_path / "corrupt.png").write_bytes(b"this is not a PNG")
+    return UnifiedOutput("answer_and_image", text="Answer: B", images=images, root=str(tmp_path)).to_json()
+
+
+# Expected image credit of the released scripts, derived by hand from each script's image branch:
+# - IEE (Evaluate_IEE.py): `if output_image and all(exists(refs))` -> an empty path is skipped; otherwise
+#   compute_image_similarity opens the output inside try/except and returns None on any error -> "failed".
+#   Never correct.
+# - CSQ (Evaluate_CS.py) and SD (Evaluate_SpotDiff.py): `if output and os.path.exists(output)` -> no path and
+#   a missing path are skipped; an undecodable file makes load_image return None, so calculate_clip_similarity
+#   returns 0.0 for all four references and `max(similarities, key=similarities.get)` keeps the first key,
+#   the reference ("image" / "img_diff_a") -> correct.
+# - AL (Evaluate_Math_Geo.py): `if not output_image: return` -> no path is skipped; compute_clip_similarity
+#   returns 0.0 when the output does not exist and on any load error, so `sim(main) == max(...)` -> correct.
+RELEASED_FAILED_IMAGE_CREDIT = {
+    "IEE": {"no_image": 0.0, "missing_path": 0.0, "corrupt_file": 0.0},
+    "CSQ": {"no_image": 0.0, "missing_path": 0.0, "corrupt_file": 1.0},
+    "SD": {"no_image": 0.0, "missing_path": 0.0, "corrupt_file": 1.0},
+    "AL": {"no_image": 0.0, "missing_path": 1.0, "corrupt_file": 1.0},
+}
+FAILURE_REASON = {
+    "no_image": "wrong_image_count",
+    "missing_path": "missing_image",
+    "corrupt_file": "corrupt_image",
+}
+
+
+@pytest.mark.parametrize("failure", ["no_image", "missing_path", "corrupt_file"])
+@pytest.mark.parametrize("subtask", ["IEE", "CSQ", "SD", "AL"])
+def test_failed_output_image_per_subtask_rules(tmp_path, subtask, failure):
     doc = _qa_doc()
-    raw = UnifiedOutput(
-        "answer_and_image", text="Answer: B", images=["gone.png"], root=str(tmp_path)
-    ).to_json()
-    corrected = score_unify_qa(doc, raw, "corrected")
-    official = score_unify_qa(doc, raw, "official")
-    assert corrected["image_correct"] == 0.0 and corrected["invalid_outputs"] == "missing_image"
-    assert official["image_correct"] == 1.0 and corrected["text_correct"] == official["text_correct"] == 1.0
+    raw = _failed_image_record(tmp_path, failure)
+    official = score_unify_qa(doc, raw, subtask, "official")
+    corrected = score_unify_qa(doc, raw, subtask, "corrected")
+    assert official["image_correct"] == RELEASED_FAILED_IMAGE_CREDIT[subtask][failure]
+    assert corrected["image_correct"] == 0.0
+    assert official["invalid_outputs"] == corrected["invalid_outputs"] == FAILURE_REASON[failure]
 
 
 def test_iee_official_scores_position_corrected_scores_label(tmp_path):
@@ -121,13 +152,11 @@ def test_iee_official_scores_position_corrected_scores_label(tmp_path):
         "candidates": [_photo(i) for i in range(4)],
     }
     raw = _record(tmp_path, "Explanation: the photo became black and white", [doc["candidates"][0]])
-    assert score_unify_qa(doc, raw, "corrected", explanation=True)["text_correct"] == 1.0
-    assert (
-        score_unify_qa(doc, raw, "official", explanation=True)["text_correct"] == 0.0
-    )  # position 0 -> "A" != "C"
+    assert score_unify_qa(doc, raw, "IEE", "corrected")["text_correct"] == 1.0
+    assert score_unify_qa(doc, raw, "IEE", "official")["text_correct"] == 0.0  # position 0 -> "A" != "C"
     doc["answer"], doc["choice"][0] = "A", "A: the photo became black and white"
     doc["choice"][1] = "C: the scene is mirrored"
-    assert score_unify_qa(doc, raw, "official", explanation=True)["text_correct"] == 1.0
+    assert score_unify_qa(doc, raw, "IEE", "official")["text_correct"] == 1.0
 
 
 def _lake_doc():
@@ -177,8 +206,8 @@ def test_vcot_perfect_corrected_vs_official(tmp_path):
     lake, moves, doc = _lake_doc()
     raw = _vcot_raw(tmp_path, _oracle_steps(tmp_path, lake, moves))
     corrected = score_vcot(doc, raw, "corrected")
-    assert corrected["n_steps"] == 5
-    assert [corrected[f"{k}_steps_correct"] for k in ("action", "coordinate", "image")] == [5, 5, 5]
+    assert (corrected["n_steps"], corrected["image_steps"]) == (5, 4)  # "Finish" draws nothing
+    assert [corrected[f"{k}_steps_correct"] for k in ("action", "coordinate", "image")] == [5, 5, 4]
     official = score_vcot(doc, raw, "official")
     # official compares the raw 1-indexed [row, col]-before coordinates and has no image for "Finish"
     assert official["action_steps_correct"] == 5
@@ -206,8 +235,10 @@ def test_vcot_missing_step_image(tmp_path):
     steps[0] = Step(text=steps[0].text, image="gone.png")
     corrected = score_vcot(doc, _vcot_raw(tmp_path, steps), "corrected")
     official = score_vcot(doc, _vcot_raw(tmp_path, steps), "official")
-    assert corrected["image_steps_correct"] == 4 and corrected["invalid_outputs"] == "missing_image"
-    assert official["image_steps_correct"] == 4  # step-0 load error counts as correct, Finish never does
+    assert corrected["image_steps_correct"] == 3 and corrected["invalid_outputs"] == "missing_image"
+    # Evaluate_VSP.py: a load error gives similarity 0.0 to every Step_k, argmax 0 -> step 0 "correct";
+    # steps 1-3 pick their own Step_k; "Finish" (index 4) can never be an argmax over 4 images -> 4
+    assert official["image_steps_correct"] == 4
 
 
 def test_vcot_malformed_dataset_coordinates_do_not_break_corrected():
@@ -225,4 +256,76 @@ def test_parse_step():
 
 def test_unknown_variant_is_an_error():
     with pytest.raises(ValueError):
-        score_unify_qa(_qa_doc(), "Answer: B", "paper")
+        score_unify_qa(_qa_doc(), "Answer: B", "CSQ", "paper")
+
+
+@pytest.mark.parametrize(
+    "failure, official_expected",
+    # Evaluate_VSP.py, evaluate_step: `if output_image and gt_images` -> an empty path is never attempted
+    # (wrong); any other path goes to calculate_clip_similarity, which returns 0.0 on an exception (missing
+    # or undecodable file) for every Step_k, so np.argmax picks 0: right at step 0 only. Steps 0 and 1 fail
+    # here, steps 2 and 3 pick their own Step_k and "Finish" has none: 2 + (1 if step 0 is credited).
+    [("no_image", 2), ("missing_path", 3), ("corrupt_file", 3)],
+)
+def test_vcot_failed_step_images_follow_the_released_rule(tmp_path, failure, official_expected):
+    lake, moves, doc = _lake_doc()
+    steps = _oracle_steps(tmp_path, lake, moves)
+    (tmp_path / "corrupt.png").write_bytes(b"not a PNG")
+    image = {"no_image": None, "missing_path": "gone.png", "corrupt_file": "corrupt.png"}[failure]
+    steps[0], steps[1] = (Step(text=s.text, image=image) for s in steps[:2])
+    raw = _vcot_raw(tmp_path, steps)
+    assert score_vcot(doc, raw, "official")["image_steps_correct"] == official_expected
+    corrected = score_vcot(doc, raw, "corrected")
+    assert corrected["image_steps_correct"] == 2  # a failed image is never right
+    assert corrected["invalid_outputs"] == {**FAILURE_REASON, "no_image": "no_image"}[failure]
+
+
+def _release_convention_doc():
+    """A maze as the prepared release holds it: Step_0 is the initial map shown to the model, Step_k the map
+    before move k, and the map after the last move is missing."""
+    lake, moves, doc = _lake_doc()
+    before = [lake.start, *vcot.positions(lake, moves)[:-1]]
+    return (
+        lake,
+        moves,
+        {
+            **doc,
+            "step_images": [vcot.render(lake, c) for c in before],
+            "initial_image": vcot.render(lake, lake.start),
+        },
+    )
+
+
+def test_vcot_copying_the_input_map_earns_no_corrected_image_credit(tmp_path):
+    lake, moves, doc = _release_convention_doc()
+    copy = _steps(
+        tmp_path, lake, [s.text for s in _oracle_steps(tmp_path, lake, moves)], [lake.start] * 4 + [None]
+    )
+    raw = _vcot_raw(tmp_path, copy)
+    # released: step 0's copy of Step_0 is the argmax at index 0 -> 1 credit; steps 1-3 pick index 0 != i
+    assert score_vcot(doc, raw, "official")["image_steps_correct"] == 1
+    corrected = score_vcot(doc, raw, "corrected")
+    # corrected: move i must draw the map after move i, chosen among [initial, after move 1, 2, 3]; a copy
+    # of the initial map picks index 0 != i + 1. The map after the last move is not in the data: 3 scored.
+    assert (corrected["image_steps"], corrected["image_steps_correct"]) == (3, 0)
+
+
+def test_vcot_corrected_credits_the_map_after_each_move(tmp_path):
+    lake, moves, doc = _release_convention_doc()
+    raw = _vcot_raw(tmp_path, _oracle_steps(tmp_path, lake, moves))  # draws the map after each move
+    corrected = score_vcot(doc, raw, "corrected")
+    assert (corrected["image_steps"], corrected["image_steps_correct"]) == (3, 3)
+
+
+def test_vcot_finish_step_image_is_never_credited(tmp_path):
+    lake, moves, doc = _lake_doc()  # synthetic convention: initial map apart, Step_k = map after move k
+    steps = _oracle_steps(tmp_path, lake, moves)
+    final = vcot.positions(lake, moves)[-1]
+    vcot.render(lake, final).save(tmp_path / "finish.png")
+    steps[-1] = Step(text=steps[-1].text, image="finish.png")  # the model draws at "Finish" as well
+    raw = _vcot_raw(tmp_path, steps)
+    corrected = score_vcot(doc, raw, "corrected")
+    assert (corrected["image_steps"], corrected["image_steps_correct"]) == (4, 4)  # Finish not image-scored
+    # released: "Finish" is step 4, np.argmax over the 4 Step_k images is at most 3 -> never right
+    official = score_vcot(doc, raw, "official")
+    assert (official["image_steps"], official["image_steps_correct"]) == (5, 4)

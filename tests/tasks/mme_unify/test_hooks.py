@@ -60,7 +60,7 @@ def test_vcot_prompt_substitutes_the_true_grid_size(data):
 def test_unsupported_outputs_give_dash(data, subtask):
     doc = data(subtask)[0]
     raw = UnifiedOutput("answer_and_image", unsupported="no generate_image").to_json()
-    hook = {"csq": utils.letter_image_process_results, "vcot": utils.vcot_process_results}.get(
+    hook = {"csq": utils.csq_process_results, "vcot": utils.vcot_process_results}.get(
         subtask, utils.fir_process_results
     )
     result = hook(doc, [raw])
@@ -92,7 +92,7 @@ def test_random_unify_qa_is_at_chance(data, tmp_path):
             for _ in range(20):
                 plan = space.plan(doc, [], rng, oracle=False)
                 raw = _qa_record(plan, tmp_path, f"r{draws}").to_json()
-                result = score_unify_qa(doc, raw, explanation=subtask == "iee")
+                result = score_unify_qa(doc, raw, subtask.upper())
                 hits.append((result["text_correct"], result["image_correct"]))
                 draws += 1
     text = sum(h[0] for h in hits) / draws
@@ -114,4 +114,5 @@ def test_oracle_vcot_plan_scores_every_step(data, tmp_path):
     raw = UnifiedOutput("visual_cot_steps", steps=steps, root=str(tmp_path)).to_json()
     result = score_vcot(doc, raw)
     assert result["action_steps_correct"] == result["coordinate_steps_correct"] == result["n_steps"]
-    assert result["image_steps_correct"] == result["n_steps"]
+    # "Finish" draws nothing and is not image-scored
+    assert result["image_steps_correct"] == result["image_steps"] == result["n_steps"] - 1
