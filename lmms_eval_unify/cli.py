@@ -139,6 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--models", default=",".join(DEMO_MODELS))
     commands.add_parser("leaderboard", help="rebuild the papers' tables from saved runs", add_help=False)
+    commands.add_parser("gallery", help="static HTML site of a run's samples, images and verdicts", add_help=False)
     return parser
 
 
@@ -146,6 +147,8 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] == "leaderboard":
         return _cmd_leaderboard(argv[1:])
+    if argv and argv[0] == "gallery":
+        return importlib.import_module("lmms_eval_unify.scoring.gallery").main(argv[1:])
     if argv[:2] == ["data", "prepare"]:
         return _cmd_data_prepare(argv[2:])
     args = build_parser().parse_args(argv)
