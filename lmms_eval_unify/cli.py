@@ -139,7 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--models", default=",".join(DEMO_MODELS))
     commands.add_parser("leaderboard", help="rebuild the papers' tables from saved runs", add_help=False)
-    commands.add_parser("gallery", help="static HTML site of a run's samples, images and verdicts", add_help=False)
+    commands.add_parser("gallery", help="HTML gallery of runs' samples", add_help=False)
     return parser
 
 

@@ -47,7 +47,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--task", action="append", default=[], help="task name or glob (repeatable; default all tasks)"
     )
-    parser.add_argument("--only-wrong", action="store_true", help="keep docs that some run got wrong or failed")
+    parser.add_argument(
+        "--only-wrong", action="store_true", help="keep docs that some run got wrong or failed"
+    )
     parser.add_argument("--limit", type=int, default=None, help="at most N docs per task")
     parser.add_argument(
         "--data-dir",
@@ -130,7 +132,7 @@ def headline_metric(metrics: Sequence[str], rows: Sequence[Mapping]) -> str | No
     """The first metric that is 0/1 on every scored sample (what "correct" means); None if there is none."""
     for name in metrics:
         values = {row.get(name) for row in rows} - {None}
-        if values and values <= {0, 1, 0.0, 1.0, True, False}:
+        if values and values <= {0, 1}:  # 0.0, 1.0 and booleans compare equal
             return name
     return None
 
@@ -173,12 +175,12 @@ def _jsonable(value: object) -> object:
 
 
 def media_roots(record_root: str, run_dirs: Sequence[Path]) -> list[Path]:
-    """Where a record's media may be: its own root, or the same model folder under the run's unify_media
-    (the run folder was moved or copied since)."""
-    roots = [Path(record_root)] if record_root else []
-    name = Path(record_root).name if record_root else ""
-    roots += [d / "unify_media" / name for d in run_dirs if name]
-    return roots
+    """Where a record's media may be: its own root, or the same model folder under ``unify_media`` beside
+    the results file or one level up (the run folder was moved or copied since)."""
+    if not record_root:
+        return []
+    name = Path(record_root).name
+    return [Path(record_root), *(base / "unify_media" / name for d in run_dirs for base in (d, d.parent))]
 
 
 def resolve_image(relative: str, roots: Sequence[Path]) -> Path | None:
@@ -247,7 +249,9 @@ def _read_parquet(path: Path) -> list[dict] | None:
     return pq.read_table(path).to_pylist()
 
 
-def sample_view(row: Mapping, metrics: Sequence[str], headline: str | None, run: RunInfo, site: MediaSite) -> dict:
+def sample_view(
+    row: Mapping, metrics: Sequence[str], headline: str | None, run: RunInfo, site: MediaSite
+) -> dict:
     """Everything shown for one run's answer to one doc."""
     details = row.get("details")
     reasons = failure_reasons(row)
@@ -307,7 +311,10 @@ def build_gallery(
         if task not in heads:
             run = next(r for r in runs if task in r.samples)
             metrics = metric_names(run.configs.get(task, {}), run.samples[task][0])
-            heads[task] = (metrics, headline_metric(metrics, [r for x in runs for r in x.samples.get(task, [])]))
+            heads[task] = (
+                metrics,
+                headline_metric(metrics, [r for x in runs for r in x.samples.get(task, [])]),
+            )
         metrics, headline = heads[task]
         by_label = {r.label: r for r in runs}
         views = [sample_view(row, metrics, headline, by_label[label], site) for label, row in rows.items()]
