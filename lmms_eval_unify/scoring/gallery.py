@@ -221,8 +221,11 @@ def output_view(row: Mapping, run: RunInfo, site: MediaSite) -> dict:
 
 
 def doc_images(config: Mapping, doc_id: int, data_dir: Path | None, site: MediaSite, cache: dict) -> list:
-    """Images of the doc from the local data parquet (inputs and reference images), by column."""
-    if data_dir is None:
+    """Images of the doc from the local data parquet (inputs and reference images), by column.
+
+    Empty for a task with ``process_docs``: its doc ids index the filtered docs, not the parquet rows.
+    """
+    if data_dir is None or config.get("process_docs"):
         return []
     benchmark = (config.get("metadata") or {}).get("benchmark")
     path = data_dir / str(benchmark) / str(config.get("dataset_name")) / f"{config.get('test_split')}.parquet"

@@ -153,6 +153,16 @@ def test_site_data_and_links_resolve_to_files(runs, tmp_path):
     assert (site / "data.js").read_text().startswith("window.GALLERY = {")
 
 
+def test_no_doc_images_for_tasks_that_filter_their_docs(runs, tmp_path):
+    """With ``process_docs`` a doc id is an index into the filtered docs, not a parquet row."""
+    for results in runs.rglob("*_results.json"):
+        summary = json.loads(results.read_text())
+        summary["configs"][TASK]["process_docs"] = "<function visual_track_docs>"
+        results.write_text(json.dumps(summary))
+    data = build(runs, tmp_path / "site")
+    assert [d["doc_images"] for d in data["docs"]] == [[]] * 4
+
+
 def test_filters_only_wrong_task_and_limit(runs, tmp_path):
     wrong = build(runs, tmp_path / "w", "--only-wrong")
     assert [(d["task"], d["doc_id"]) for d in wrong["docs"]] == [(TASK, 0), (TASK, 2)]
