@@ -1,21 +1,33 @@
-"""`lmms-eval-unify leaderboard`: rebuild the papers' leaderboards from lmms-eval result folders."""
+"""`lmms-eval-unify leaderboard`: rebuild the papers' leaderboards from lmms-eval result folders.
+
+Writes Markdown (printed and ``leaderboard.md``), one CSV per table, ``leaderboard.tex`` (booktabs tables),
+``leaderboard.html`` and each figure as ``figure_NN.{png,svg,pdf}`` (PNG at 300 dpi). Model labels are the
+names lmms-eval recorded, renamed by ``--labels`` (or a ``labels:`` map in the pairs file); a label that is a
+filesystem path is shortened to its last component, so tables never show raw paths.
+"""
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 
 from lmms_eval_unify.scoring import boards as bd
 from lmms_eval_unify.scoring import unig2u as ug
-from lmms_eval_unify.scoring.render import html_page, markdown, write_csv
+from lmms_eval_unify.scoring.render import html_page, latex, markdown, write_csv
 from lmms_eval_unify.scoring.results_io import ModelResults, load_results
+
+if TYPE_CHECKING:  # matplotlib is imported only when figures are drawn
+    from lmms_eval_unify.scoring.plots import Rendered
 
 BENCHMARKS = ("mme_unify", "unig2u", "uni_mmmu", "gapeval")
 DEFAULT_PAIRS = Path(__file__).with_name("pairs_unig2u_table3.yaml")
@@ -33,7 +45,13 @@ def build_parser() -> argparse.ArgumentParser:
         "--pairs",
         type=Path,
         default=DEFAULT_PAIRS,
-        help="YAML `pairs: {unified model: base VLM}` for G2U gains",
+        help="YAML `pairs: {unified model: base VLM}` for G2U gains (and optionally `labels:`, as --labels)",
+    )
+    parser.add_argument(
+        "--labels",
+        type=Path,
+        default=None,
+        help="YAML `labels: {recorded model name: name to show}`; overrides the pairs file's `labels:`",
     )
     parser.add_argument(
         "--output-dir", "-o", type=Path, default=Path("leaderboard"), help="where CSV/HTML/PNG go"
@@ -63,10 +81,47 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _yaml_map(path: Path, key: str) -> dict[str, str]:
+    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    return {str(k): str(v) for k, v in (data.get(key) or {}).items()}
+
+
 def load_pairs(path: Path) -> dict[str, str]:
     """`{unified model label: base VLM label}` from a pairs YAML file."""
-    data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    return {str(k): str(v) for k, v in (data.get("pairs") or {}).items()}
+    return _yaml_map(path, "pairs")
+
+
+def load_labels(path: Path) -> dict[str, str]:
+    """`{recorded model name: display name}` from the `labels:` map of a YAML file."""
+    return _yaml_map(path, "labels")
+
+
+def looks_like_path(label: str) -> bool:
+    """True for a model name that is a local path (absolute, ./ or ~/ relative, or existing on disk)."""
+    return label.startswith(("/", "./", "../", "~")) or os.sep in label and Path(label).exists()
+
+
+def display_labels(recorded: Sequence[str], labels: Mapping[str, str]) -> dict[str, str]:
+    """`{recorded name: shown name}`: the `labels` map first, else a path's last component, else unchanged.
+
+    Raises ValueError when two models would be shown under the same name.
+    """
+    shown = {r: labels.get(r) or (Path(r.rstrip("/")).name if looks_like_path(r) else r) for r in recorded}
+    clashes = sorted({s for s in shown.values() if list(shown.values()).count(s) > 1})
+    if clashes:
+        names = "; ".join(f"{s} <- {', '.join(r for r in shown if shown[r] == s)}" for s in clashes)
+        raise ValueError(f"several models would share a label ({names}); give them names with --labels")
+    return shown
+
+
+def relabel(models: Mapping[str, ModelResults], shown: Mapping[str, str]) -> dict[str, ModelResults]:
+    """The models under their display names."""
+    return {shown[label]: replace(m, model=shown[label]) for label, m in models.items()}
+
+
+def relabel_pairs(pairs: Mapping[str, str], shown: Mapping[str, str]) -> dict[str, str]:
+    """Pairs may name models by recorded or display name; both sides end up as display names."""
+    return {shown.get(u, u): shown.get(b, b) for u, b in pairs.items()}
 
 
 def build(
@@ -75,7 +130,7 @@ def build(
     pairs: Mapping[str, str],
     options: bd.Options,
     plots: bool,
-) -> tuple[list[bd.Board], list[tuple[str, bytes]]]:
+) -> tuple[list[bd.Board], list[tuple[str, Rendered]]]:
     """All boards and figures for the chosen benchmarks.
 
     The GapEval MIRT fit (torch) runs in a child process while the other boards are built.
@@ -133,9 +188,9 @@ def _other_boards(
     pairs: Mapping[str, str],
     options: bd.Options,
     plots: bool,
-) -> tuple[list[bd.Board], list[tuple[str, bytes]]]:
+) -> tuple[list[bd.Board], list[tuple[str, Rendered]]]:
     boards: list[bd.Board] = []
-    figures: list[tuple[str, bytes]] = []
+    figures: list[tuple[str, Rendered]] = []
     if plots:
         from lmms_eval_unify.scoring import plots as pl
     if "mme_unify" in benchmarks and (mme := bd.mme_unify_boards(models, options)):
@@ -172,6 +227,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     benchmarks = BENCHMARKS if args.benchmark == "all" else (args.benchmark,)
+    labels = {**load_labels(args.pairs), **(load_labels(args.labels) if args.labels else {})}
+    try:
+        shown = display_labels(list(models), labels)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    models = relabel(models, shown)
+    pairs = relabel_pairs(load_pairs(args.pairs), shown)
     options = bd.Options(
         replicates=args.bootstrap,
         seed=args.seed,
@@ -179,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         gap_variant=args.gap_variant,
         mme_variant=args.variant,
     )
-    boards, figures = build(models, benchmarks, load_pairs(args.pairs), options, plots=not args.no_plots)
+    boards, figures = build(models, benchmarks, pairs, options, plots=not args.no_plots)
     if not boards:
         print(f"error: no samples for --benchmark {args.benchmark} under the given folders", file=sys.stderr)
         return 1
@@ -190,10 +253,12 @@ def main(argv: list[str] | None = None) -> int:
     (out / "leaderboard.md").write_text(text, encoding="utf-8")
     for board in boards:
         write_csv(board, out / f"{board.key}.csv")
-    for i, (_, png) in enumerate(figures):
-        (out / f"figure_{i:02d}.png").write_bytes(png)
+    (out / "leaderboard.tex").write_text("\n".join(latex(b) for b in boards), encoding="utf-8")
+    for i, (_, rendered) in enumerate(figures):
+        rendered.write(out / f"figure_{i:02d}")
     (out / "leaderboard.html").write_text(
-        html_page("lmms-eval-unify leaderboard", boards, figures), encoding="utf-8"
+        html_page("lmms-eval-unify leaderboard", boards, [(name, r.png) for name, r in figures]),
+        encoding="utf-8",
     )
     print(f"wrote {len(boards)} tables and {len(figures)} figures to {out}", file=sys.stderr)
     return 0

@@ -1,9 +1,11 @@
-"""Leaderboard figures (matplotlib, Agg backend), returned as PNG bytes."""
+"""Leaderboard figures (matplotlib, Agg backend), each rendered as a 300-dpi PNG, an SVG and a PDF."""
 
 from __future__ import annotations
 
 import io
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
 
 import matplotlib
 
@@ -13,12 +15,36 @@ import numpy as np  # noqa: E402
 
 from lmms_eval_unify.scoring.boards import Board  # noqa: E402
 
+PNG_DPI = 300
+FORMATS = ("png", "svg", "pdf")
+# Text stays text in PDFs (TrueType, editable and searchable in papers); SVG text is drawn as paths.
+RC = {"pdf.fonttype": 42, "svg.fonttype": "path"}
 
-def _png(fig: plt.Figure) -> bytes:
-    buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=72)
+
+@dataclass(frozen=True)
+class Rendered:
+    """One figure in every format the leaderboard writes."""
+
+    png: bytes
+    svg: bytes
+    pdf: bytes
+
+    def write(self, stem: Path) -> None:
+        """``stem.png``, ``stem.svg`` and ``stem.pdf``."""
+        for fmt in FORMATS:
+            stem.with_name(f"{stem.name}.{fmt}").write_bytes(getattr(self, fmt))
+
+
+def _render(fig: plt.Figure) -> Rendered:
+    """Raster at PNG_DPI and the two vector formats; closes the figure."""
+    out = {}
+    with matplotlib.rc_context(RC):
+        for fmt in FORMATS:
+            buffer = io.BytesIO()
+            fig.savefig(buffer, format=fmt, dpi=PNG_DPI)
+            out[fmt] = buffer.getvalue()
     plt.close(fig)
-    return buffer.getvalue()
+    return Rendered(**out)
 
 
 def _values(board: Board, keys: Sequence[str]) -> np.ndarray:
@@ -26,7 +52,7 @@ def _values(board: Board, keys: Sequence[str]) -> np.ndarray:
     return np.array([[np.nan if r.values.get(k) is None else r.values[k] for k in keys] for r in board.rows])
 
 
-def grouped_bars(board: Board, keys: Sequence[str], title: str) -> bytes:
+def grouped_bars(board: Board, keys: Sequence[str], title: str) -> Rendered:
     """One group of bars per model, one bar per score (missing scores drawn as 0-height gaps)."""
     data = _values(board, keys)
     fig, ax = plt.subplots(
@@ -39,12 +65,12 @@ def grouped_bars(board: Board, keys: Sequence[str], title: str) -> bytes:
     ax.set_xticks(x + 0.4 - width / 2, [r.label for r in board.rows], rotation=45, ha="right", fontsize=8)
     ax.set_title(title)
     ax.legend(fontsize=7, ncol=min(len(keys), 4))
-    return _png(fig)
+    return _render(fig)
 
 
 def heatmap(
     matrix: np.ndarray, rows: Sequence[str], cols: Sequence[str], title: str, symmetric: bool = True
-) -> bytes:
+) -> Rendered:
     """Annotated heatmap with a diverging colour map centred on 0."""
     fig, ax = plt.subplots(
         figsize=(max(5.0, 0.45 * len(cols) + 3), max(3.0, 0.35 * len(rows) + 1.5)), layout="constrained"
@@ -67,7 +93,7 @@ def heatmap(
                 )
     fig.colorbar(image, ax=ax)
     ax.set_title(title)
-    return _png(fig)
+    return _render(fig)
 
 
 def average_ranks(values: np.ndarray) -> np.ndarray:
@@ -94,7 +120,7 @@ def spearman_matrix(vectors: np.ndarray) -> np.ndarray:
 
 def delta_figures(
     deltas: Mapping[str, Mapping[str, float | None]], categories: Sequence[str], subtasks: Sequence[str]
-) -> list[tuple[str, bytes]]:
+) -> list[tuple[str, Rendered]]:
     """UniG2U Δ heatmap (models x categories) and Fig. 10's Spearman heatmaps across subtasks and models."""
     if not deltas:
         return []
@@ -122,7 +148,7 @@ def delta_figures(
     ]
 
 
-def gap_scatter(points: Mapping[str, tuple[float | None, float | None]]) -> bytes | None:
+def gap_scatter(points: Mapping[str, tuple[float | None, float | None]]) -> Rendered | None:
     """GapEval Fig. 3: overall Gap against ability (mean Und./Gen.)."""
     points = {m: p for m, p in points.items() if p[0] is not None and p[1] is not None}
     if not points:
@@ -134,4 +160,4 @@ def gap_scatter(points: Mapping[str, tuple[float | None, float | None]]) -> byte
     ax.set_xlabel("ability: mean of Und. and Gen. accuracy (%)")
     ax.set_ylabel("overall Gap Score ↓")
     ax.set_title("GapEval: gap vs ability")
-    return _png(fig)
+    return _render(fig)

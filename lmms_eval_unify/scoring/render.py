@@ -1,4 +1,4 @@
-"""Render boards as Markdown, CSV and one self-contained HTML page (figures embedded as PNG data URIs)."""
+"""Render boards as Markdown, CSV, LaTeX and one self-contained HTML page (figures embedded as PNG data URIs)."""
 
 from __future__ import annotations
 
@@ -58,6 +58,57 @@ def write_csv(board: Board, path: Path) -> None:
 
 def _csv_number(value: float | None) -> str:
     return MISSING if value is None else f"{value:.4f}"
+
+
+LATEX_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+    "Δ": r"$\Delta$",
+    "ρ": r"$\rho$",
+    "τ": r"$\tau$",
+    "↓": r"$\downarrow$",
+    "↑": r"$\uparrow$",
+    "−": "-",
+    "×": r"$\times$",
+    "±": r"$\pm$",
+}
+
+
+def latex_escape(text: str) -> str:
+    """Text safe inside a LaTeX table (special characters escaped, the boards' Greek letters and arrows as math)."""
+    return "".join(LATEX_SPECIAL.get(ch, ch) for ch in text)
+
+
+def latex(board: Board) -> str:
+    """A booktabs ``table`` (needs ``\\usepackage{booktabs}``); notes become the lines under the tabular."""
+    header = ["Model", *(h for h, _ in board.columns)]
+    lines = [
+        "\\begin{table}[t]",
+        "\\centering",
+        "\\small",
+        f"\\caption{{{latex_escape(board.title)}}}",
+        f"\\label{{tab:{board.key}}}",
+        "\\begin{tabular}{l" + "r" * len(board.columns) + "}",
+        "\\toprule",
+        " & ".join(latex_escape(h) for h in header) + " \\\\",
+        "\\midrule",
+    ]
+    lines += [
+        " & ".join([latex_escape(r.label), *(cell_text(r, k) for _, k in board.columns)]) + " \\\\"
+        for r in board.rows
+    ]
+    lines += ["\\bottomrule", "\\end{tabular}"]
+    lines += [f"\\par\\footnotesize {latex_escape(note)}" for note in board.notes]
+    lines += ["\\end{table}", ""]
+    return "\n".join(lines)
 
 
 def _interval_text(interval: tuple[float, float] | None) -> str:

@@ -15,7 +15,7 @@ import yaml
 
 from lmms_eval_unify.scoring import gapeval as ge
 from lmms_eval_unify.scoring import unig2u as ug
-from lmms_eval_unify.scoring.leaderboard import DEFAULT_PAIRS, load_pairs, main
+from lmms_eval_unify.scoring.leaderboard import DEFAULT_PAIRS, load_pairs, main, relabel_pairs
 from lmms_eval_unify.scoring.synthetic import benchmark_rows, write_run
 
 TABLE2_HEADER = (
@@ -94,6 +94,11 @@ def test_all_benchmarks_markdown_csv_html_and_figures(runs, tmp_path, capsys):
         assert f"### {title}" in printed
     page = (out / "leaderboard.html").read_text()
     assert page.count("data:image/png;base64,") == len(list(out.glob("figure_*.png"))) >= 7
+    for png in out.glob("figure_*.png"):
+        assert png.with_suffix(".svg").is_file() and png.with_suffix(".pdf").is_file()
+    tex = (out / "leaderboard.tex").read_text()
+    assert tex.count("\\begin{tabular}") == tex.count("\\end{table}") == printed.count("### ")
+    assert "\\caption{MME-Unify (Table 2)}" in tex and "base-vlm &" in tex
     assert "GapEval gap vs ability" in page and "Spearman" in page
     assert printed == (out / "leaderboard.md").read_text() + "\n"
     gap = read_csv(out / "gapeval_table2.csv")
@@ -313,3 +318,40 @@ def test_mme_variant_official_reads_the_official_tasks(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "MME-Unify (Table 2), official variant" in printed
     assert "Scoring variant: official" in printed and "up to 100.1" in printed
+
+
+def test_labels_from_a_file_or_the_pairs_file_never_raw_paths(runs, tmp_path):
+    root, _ = runs
+    write_run(root, "/ckpts/run7/Janus-Pro-1B", {"uni_mmmu_maze": [{"text_step_acc": 0.5}]})
+    write_run(root, "./local/my_model", {"uni_mmmu_maze": [{"text_step_acc": 0.25}]})
+    args = [root, "--benchmark", "uni_mmmu", "--no-plots", "--bootstrap", 0]
+    assert run([*args, "-o", tmp_path / "plain"]) == 0
+    assert sorted(read_csv(tmp_path / "plain" / "uni_mmmu_table2.csv")) == [
+        "Janus-Pro-1B", "my_model", "uni-model"
+    ]  # fmt: skip
+    labels = tmp_path / "labels.yaml"
+    labels.write_text(yaml.safe_dump({"labels": {"/ckpts/run7/Janus-Pro-1B": "Janus-Pro (ours)"}}))
+    pairs = tmp_path / "pairs.yaml"
+    pairs.write_text(
+        yaml.safe_dump({"pairs": {}, "labels": {"uni-model": "Uni", "./local/my_model": "Mine"}})
+    )
+    assert run([*args, "-o", tmp_path / "named", "--labels", labels, "--pairs", pairs]) == 0
+    rows = read_csv(tmp_path / "named" / "uni_mmmu_table2.csv")
+    assert sorted(rows) == ["Janus-Pro (ours)", "Mine", "Uni"]
+    assert rows["Janus-Pro (ours)"]["Maze T step"] == "50.0000"
+    assert "Janus-Pro (ours)" in (tmp_path / "named" / "leaderboard.tex").read_text()
+
+
+def test_labels_that_clash_are_refused(runs, tmp_path, capsys):
+    root, _ = runs
+    write_run(root, "/a/model", {"uni_mmmu_maze": [{"text_step_acc": 0.5}]})
+    write_run(root, "/b/model", {"uni_mmmu_maze": [{"text_step_acc": 0.5}]})
+    assert run([root, "--benchmark", "uni_mmmu", "--no-plots", "-o", tmp_path / "b"]) == 2
+    assert "several models would share a label (model <- /a/model, /b/model)" in capsys.readouterr().err
+
+
+def test_unig2u_pairs_may_name_recorded_or_shown_labels():
+    shown = {"/w/OmniGen2": "OmniGen2", "qwen": "Qwen2.5-VL"}
+    assert relabel_pairs({"/w/OmniGen2": "qwen", "other": "Qwen2.5-VL"}, shown) == {
+        "OmniGen2": "Qwen2.5-VL", "other": "Qwen2.5-VL"
+    }  # fmt: skip

@@ -1,9 +1,12 @@
-"""Figure helpers: rank correlation matrices and PNG output."""
+"""Figure helpers: rank correlation matrices and PNG/SVG/PDF output."""
 
 from __future__ import annotations
 
+import io
+
 import numpy as np
 import pytest
+from PIL import Image
 from scipy import stats
 
 from lmms_eval_unify.scoring.plots import average_ranks, gap_scatter, heatmap, spearman_matrix
@@ -25,8 +28,15 @@ def test_spearman_matrix_matches_scipy_with_ties_and_missing_values():
     assert partial[0, 3] == pytest.approx(full[0, 3])
 
 
-def test_figures_are_png():
-    png = heatmap(np.array([[0.5, -1.0], [np.nan, 0.2]]), ["a", "b"], ["x", "y"], "t")
-    assert png.startswith(b"\x89PNG")
-    assert gap_scatter({"m": (40.0, 60.0), "no-gap": (30.0, None)}).startswith(b"\x89PNG")
+def test_figures_are_300_dpi_png_svg_and_pdf(tmp_path):
+    figure = heatmap(np.array([[0.5, -1.0], [np.nan, 0.2]]), ["a", "b"], ["x", "y"], "t")
+    with Image.open(io.BytesIO(figure.png)) as png:
+        assert png.format == "PNG" and png.info["dpi"] == pytest.approx((300, 300), abs=0.1)
+        assert png.width == 5 * 300  # figsize (5.0, 3.0) for two columns, in pixels at 300 dpi
+    assert figure.svg.lstrip().startswith(b"<?xml") and b"<svg" in figure.svg
+    assert figure.pdf.startswith(b"%PDF")
+    scatter = gap_scatter({"m": (40.0, 60.0), "no-gap": (30.0, None)})
+    scatter.write(tmp_path / "scatter")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["scatter.pdf", "scatter.png", "scatter.svg"]
+    assert (tmp_path / "scatter.png").read_bytes() == scatter.png
     assert gap_scatter({"no-gap": (30.0, None)}) is None
