@@ -28,9 +28,20 @@ def image_to_array(image: Image.Image) -> np.ndarray:
 
 
 def _palette_distances(pixels: np.ndarray, palette: list[Rgb]) -> np.ndarray:
-    """Euclidean RGB distance (in [0, 1] units) of every pixel to every palette colour: (H, W, K)."""
+    """Euclidean RGB distance (in [0, 1] units) of every pixel to every palette colour: (H, W, K).
+
+    Pixels from ``image_to_array`` hold 8-bit levels, and boards have few distinct colours, so distances are
+    computed once per distinct colour and gathered back (bit-identical to the per-pixel computation).
+    """
     colours = np.asarray(palette, dtype=np.float32) / 255.0
-    return np.linalg.norm(pixels[:, :, None, :] - colours[None, None, :, :], axis=-1)
+    levels = np.rint(pixels * 255.0).astype(np.uint32)
+    if not np.array_equal(levels.astype(np.float32) / 255.0, pixels):  # not 8-bit levels: per pixel
+        return np.linalg.norm(pixels[:, :, None, :] - colours[None, None, :, :], axis=-1)
+    keys = (levels[..., 0] << 16) | (levels[..., 1] << 8) | levels[..., 2]
+    distinct, inverse = np.unique(keys.ravel(), return_inverse=True)
+    rgb = np.stack([distinct >> 16, (distinct >> 8) & 255, distinct & 255], axis=-1).astype(np.float32) / 255.0
+    per_colour = np.linalg.norm(rgb[:, None, :] - colours[None, :, :], axis=-1)
+    return per_colour[inverse.ravel()].reshape(*pixels.shape[:2], len(palette))
 
 
 def crop_board(
