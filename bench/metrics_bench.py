@@ -41,8 +41,14 @@ from lmms_eval_unify.metrics import (
 )
 from lmms_eval_unify.metrics.dreamsim_metric import load_dreamsim
 from lmms_eval_unify.metrics.encoders import EmbeddingCache
-from lmms_eval_unify.metrics.images import ImageTransform, decode_items, group_by_shape, image_item, parallel_map
 from lmms_eval_unify.metrics.fid_fvd import load_image_features
+from lmms_eval_unify.metrics.images import (
+    ImageTransform,
+    decode_items,
+    group_by_shape,
+    image_item,
+    parallel_map,
+)
 from lmms_eval_unify.metrics.lpips_metric import load_lpips
 from lmms_eval_unify.metrics.registry import get_backbone
 from lmms_eval_unify.metrics.tiny import TINY_DREAMSIM_TYPE, tiny_configs, write_tiny_dreamsim_checkpoint

@@ -36,16 +36,22 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     for task, process_results in PROCESS_RESULTS.items():
-        docs = datasets.load_dataset("parquet", data_files=f"{args.data_dir}/uni_mmmu/{task}/test.parquet")["train"]
+        docs = datasets.load_dataset("parquet", data_files=f"{args.data_dir}/uni_mmmu/{task}/test.parquet")[
+            "train"
+        ]
         outputs = logged_outputs(args.output_dir, task)
-        pairs = [(docs[doc_id], output) for doc_id, output in sorted(outputs.items())]  # docs decoded up front
+        pairs = [
+            (docs[doc_id], output) for doc_id, output in sorted(outputs.items())
+        ]  # docs decoded up front
         best = float("inf")
         for _ in range(args.repeats):
             start = time.perf_counter()
             scores = [process_results(doc, [output]) for doc, output in pairs]
             best = min(best, time.perf_counter() - start)
         assert all(s["invalid_outputs"] == "" and s["details"].get("n_images") for s in scores), scores[0]
-        print(f"uni_mmmu_{task}: {len(pairs) / best:.1f} samples/s (1 thread, {len(pairs)} samples, best of {args.repeats})")
+        print(
+            f"uni_mmmu_{task}: {len(pairs) / best:.1f} samples/s (1 thread, {len(pairs)} samples, best of {args.repeats})"
+        )
 
 
 if __name__ == "__main__":

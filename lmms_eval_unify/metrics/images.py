@@ -9,7 +9,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache, lru_cache
 from typing import TypeVar
 
 import numpy as np
@@ -36,7 +36,7 @@ def decode_workers() -> int:
     return max(1, int(value)) if value else min(8, os.cpu_count() or 1)
 
 
-@lru_cache(maxsize=None)
+@cache
 def _pool(workers: int) -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="image-decode")
 

@@ -43,7 +43,9 @@ def _distinct_colour_distances(pixels: np.ndarray, palette: list[Rgb]) -> tuple[
         return distances, np.arange(flat.shape[0]).reshape(pixels.shape[:2])
     keys = (levels[..., 0] << 16) | (levels[..., 1] << 8) | levels[..., 2]
     distinct = np.unique(keys)  # a sort plus searchsorted is ~10x faster than unique(return_inverse=True)
-    rgb = np.stack([distinct >> 16, (distinct >> 8) & 255, distinct & 255], axis=-1).astype(np.float32) / 255.0
+    rgb = (
+        np.stack([distinct >> 16, (distinct >> 8) & 255, distinct & 255], axis=-1).astype(np.float32) / 255.0
+    )
     return np.linalg.norm(rgb[:, None, :] - colours[None, :, :], axis=-1), np.searchsorted(distinct, keys)
 
 
