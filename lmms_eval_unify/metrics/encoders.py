@@ -17,6 +17,8 @@ from lmms_eval_unify.metrics.images import (
     decode_items,
     group_by_shape,
     image_item,
+    parallel_map,
+    prefetched,
 )
 
 MAX_CACHED_EMBEDDINGS = 200_000
@@ -58,17 +60,18 @@ class EmbeddingCache:
 
 def unique_image_items(images: Sequence[ImageInput]) -> list[ImageItem]:
     """`image_item` of every input, reading and hashing each distinct path or object only once per call
-    (shared candidates repeat the same path or tensor for every sample)."""
-    by_reference: dict[tuple[str, object], ImageItem] = {}
-    items = []
+    (shared candidates repeat the same path or tensor for every sample); distinct inputs are hashed in
+    parallel so that hashing does not serialise the pipeline."""
+    first_of: dict[tuple[str, object], ImageInput] = {}
+    references = []
     for image in images:
         reference = (
             ("path", os.fspath(image)) if isinstance(image, str | os.PathLike) else ("object", id(image))
         )
-        if reference not in by_reference:
-            by_reference[reference] = image_item(image)
-        items.append(by_reference[reference])
-    return items
+        first_of.setdefault(reference, image)
+        references.append(reference)
+    by_reference = dict(zip(first_of, parallel_map(image_item, first_of.values()), strict=True))
+    return [by_reference[reference] for reference in references]
 
 
 class ImageEncoder:
@@ -95,7 +98,8 @@ class ImageEncoder:
             step = self.config.batch_size
             chunks = [indices[start : start + step] for start in range(0, len(indices), step)]
             device = self.config.torch_device
-            return torch.cat([self.embed_pixels(decode_items([items[i] for i in c], device)) for c in chunks])
+            batches = prefetched(lambda chunk: decode_items([items[i] for i in chunk], device), chunks)
+            return torch.cat([self.embed_pixels(pixels) for pixels in batches])
 
         return self.cache.get_or_compute([item.key for item in items], compute)
 

@@ -6,8 +6,11 @@ import hashlib
 import io
 import os
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import cache, lru_cache
+from typing import TypeVar
 
 import numpy as np
 import torch
@@ -22,6 +25,30 @@ ImageInput = Image.Image | str | os.PathLike | torch.Tensor
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
 _JPEG_MAGIC = b"\xff\xd8"
+DECODE_WORKERS_ENV = "LMMS_EVAL_UNIFY_DECODE_WORKERS"
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+
+
+def decode_workers() -> int:
+    """Threads that read, hash and decode image files: ``$LMMS_EVAL_UNIFY_DECODE_WORKERS``, else min(8, cores)."""
+    value = os.environ.get(DECODE_WORKERS_ENV)
+    return max(1, int(value)) if value else min(8, os.cpu_count() or 1)
+
+
+@cache
+def _pool(workers: int) -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=workers, thread_name_prefix="image-decode")
+
+
+def parallel_map(function: Callable[[_T], _R], inputs: Iterable[_T], workers: int | None = None) -> list[_R]:
+    """``[function(x) for x in inputs]`` on a shared thread pool (file reads, hashing and decoding release the
+    GIL); order is kept and the first exception is raised as in the serial loop. ``workers=1`` runs inline."""
+    inputs = list(inputs)
+    workers = decode_workers() if workers is None else workers
+    if workers <= 1 or len(inputs) <= 1:
+        return [function(x) for x in inputs]
+    return list(_pool(workers).map(function, inputs))
 
 
 @dataclass(frozen=True)
@@ -82,8 +109,36 @@ def _decode_on_cpu(data: bytes) -> torch.Tensor:
         return torch.from_numpy(_pil_to_array(Image.open(io.BytesIO(data)))).permute(2, 0, 1)
 
 
-def decode_items(items: Sequence[ImageItem], device: torch.device) -> list[torch.Tensor]:
-    """Decode items to uint8 [3,H,W] tensors on `device`; JPEG files are decoded on the GPU in one call on CUDA."""
+def prefetched(function: Callable[[_T], _R], inputs: Sequence[_T]) -> Iterable[_R]:
+    """Yield ``function(x)`` for each input in order while the next one is computed on a background thread
+    (decoding batch k+1 overlaps the encoder's forward pass on batch k)."""
+    if not inputs:
+        return
+    ahead = _prefetch_pool().submit(function, inputs[0])
+    for nxt in inputs[1:]:
+        current, ahead = ahead.result(), _prefetch_pool().submit(function, nxt)
+        yield current
+    yield ahead.result()
+
+
+@lru_cache(maxsize=1)
+def _prefetch_pool() -> ThreadPoolExecutor:
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="image-prefetch")
+
+
+def _host_pixels(item: ImageItem, pin: bool) -> torch.Tensor:
+    pixels = item.pixels if item.pixels is not None else _decode_on_cpu(item.encoded)
+    return pixels.pin_memory() if pin and pixels.device.type == "cpu" else pixels
+
+
+def decode_items(
+    items: Sequence[ImageItem], device: torch.device, workers: int | None = None
+) -> list[torch.Tensor]:
+    """Decode items to uint8 [3,H,W] tensors on `device`.
+
+    On CUDA, JPEG files are decoded on the GPU in one call; other files are decoded by `workers` threads
+    (default `decode_workers()`) into pinned memory and copied without blocking.
+    """
     out: list[torch.Tensor | None] = [None] * len(items)
     gpu_jpeg = [
         i
@@ -94,10 +149,11 @@ def decode_items(items: Sequence[ImageItem], device: torch.device) -> list[torch
         data = [torch.frombuffer(bytearray(items[i].encoded), dtype=torch.uint8) for i in gpu_jpeg]
         for i, pixels in zip(gpu_jpeg, decode_jpeg(data, mode=ImageReadMode.RGB, device=device), strict=True):
             out[i] = pixels
-    for i, item in enumerate(items):
-        if out[i] is None:
-            pixels = item.pixels if item.pixels is not None else _decode_on_cpu(item.encoded)
-            out[i] = pixels.to(device, non_blocking=True)
+    on_host = [i for i in range(len(items)) if out[i] is None]
+    pin = device.type == "cuda" and torch.cuda.is_available()
+    decoded = parallel_map(lambda i: _host_pixels(items[i], pin), on_host, workers)
+    for i, pixels in zip(on_host, decoded, strict=True):
+        out[i] = pixels.to(device, non_blocking=True)
     return out  # type: ignore[return-value]
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 from PIL import Image
 
@@ -72,3 +73,36 @@ def test_repeated_paths_and_objects_are_read_and_hashed_once_per_call(tmp_path, 
     items = unique_image_items([str(path), path, image, image, image.clone()])
     assert items[0] is items[1] and items[2] is items[3]
     assert items[4] is not items[2] and items[4].key == items[2].key
+
+
+def _png_files(tmp_path, images) -> list[str]:
+    paths = []
+    for k, image in enumerate(images):
+        path = tmp_path / f"{k}.png"
+        Image.fromarray(image.permute(1, 2, 0).numpy()).save(path)
+        paths.append(str(path))
+    return paths
+
+
+def test_parallel_pipeline_from_files_equals_serial_path(tmp_path, make_images, monkeypatch):
+    images = make_images(9, 20, 20) + make_images(4, 30, 10, seed=1)
+    paths = _png_files(tmp_path, images)
+    from_tensors = _counting_encoder(4, []).embed(images)  # decoded pixels in, nothing to read or decode
+    by_workers = {}
+    for workers in (1, 3, 8):
+        monkeypatch.setenv("LMMS_EVAL_UNIFY_DECODE_WORKERS", str(workers))
+        by_workers[workers] = _counting_encoder(4, []).embed(paths)
+    for out in by_workers.values():
+        assert torch.equal(out, by_workers[1])  # the worker count never changes a result
+    torch.testing.assert_close(by_workers[1], from_tensors, rtol=0, atol=1e-6)
+
+
+def test_parallel_pipeline_still_reports_a_corrupt_file(tmp_path, make_images, monkeypatch):
+    paths = _png_files(tmp_path, make_images(6))
+    with open(paths[3], "wb") as f:
+        f.write(b"not an image")
+    for workers in ("1", "4"):
+        monkeypatch.setenv("LMMS_EVAL_UNIFY_DECODE_WORKERS", workers)
+        with pytest.raises(Exception) as caught:
+            _counting_encoder(2, []).embed(paths)
+        assert "identify" in str(caught.value) or "decode" in str(caught.value).lower()

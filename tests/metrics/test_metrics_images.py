@@ -79,3 +79,29 @@ def test_clip_transform_matches_open_clip_pil_preprocessing(make_images):
         one_step = 1.0 / 255.0 / min(std)
         assert (got - expected).abs().max() <= one_step + 1e-6
         assert (got - expected).abs().mean() < 0.1 * one_step
+
+
+def test_parallel_map_keeps_order_and_raises_the_first_error():
+    from lmms_eval_unify.metrics.images import parallel_map
+
+    assert parallel_map(lambda x: x * x, range(50), workers=4) == [x * x for x in range(50)]
+
+    def fail_on_odd(x: int) -> int:
+        if x % 2:
+            raise ValueError(f"bad {x}")
+        return x
+
+    with pytest.raises(ValueError, match="bad 1"):
+        parallel_map(fail_on_odd, range(10), workers=4)
+
+
+def test_decode_workers_do_not_change_decoded_pixels(tmp_path, make_images):
+    images = make_images(7, 24, 16)
+    items = []
+    for k, image in enumerate(images):
+        path = tmp_path / f"{k}.png"
+        _pil(image).save(path)
+        items.append(image_item(path))
+    for workers in (1, 4):
+        decoded = decode_items(items, CPU, workers=workers)
+        assert all(torch.equal(a, b) for a, b in zip(decoded, images, strict=True))
