@@ -400,8 +400,8 @@ def gapeval_scored(models: Mapping[str, ModelResults], options: Options) -> list
 
 
 def gapeval_unpaired(models: Mapping[str, ModelResults], warn=None) -> list[str]:
-    """One line per model, category and missing direction for questions answered in one direction only
-    (counted as wrong on the missing side); each line is also printed as a warning."""
+    """One line per model, category and missing direction: questions answered in one direction only
+    (counted as wrong on the missing side), or a whole direction not run; each line is also printed as a warning."""
     import sys
 
     lines = []
@@ -410,6 +410,9 @@ def gapeval_unpaired(models: Mapping[str, ModelResults], warn=None) -> list[str]
             und, gen = (res.supported(t) for t in ge.task_names(category))
             if und and gen:
                 lines += [f"{label} / {category}: {line}" for line in ge.describe_unpaired(und, gen)]
+            elif und or gen:
+                missing = "generation" if und else "understanding"
+                lines.append(f"{label} / {category}: no {missing} samples, category not scored")
     for line in lines:
         print(f"warning: GapEval unpaired: {line}", file=warn or sys.stderr)
     return lines

@@ -139,7 +139,7 @@ def build(
     joint = bd.gap_inputs(gap_scored)
     gap_fit = _start_gap_fit(joint, options.gap_variant) if joint else None
     boards, figures = _other_boards(models, benchmarks, pairs, options, plots)
-    unpaired = bd.gapeval_unpaired(models) if gap_scored else []
+    unpaired = bd.gapeval_unpaired(models) if "gapeval" in benchmarks else []
     gap, points = bd.gapeval_boards(
         gap_scored, _gap_fit_result(gap_fit) if gap_fit else {}, options, unpaired
     )

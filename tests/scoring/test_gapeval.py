@@ -112,3 +112,20 @@ def test_leaderboard_reports_unpaired_questions(tmp_path, capsys):
     board = (tmp_path / "lb" / "leaderboard.md").read_text()
     assert "Unpaired: " in board
     assert "| 66.67 | 100.00 | 66.67 |" in board  # reasoning Succ./Und./Gen.: q2's missing image is wrong
+
+
+def test_one_direction_category_names_the_missing_direction():
+    # Issue 17: a category run in one direction only is not scored; the warning must say which side is missing.
+    import io
+
+    from lmms_eval_unify.scoring import boards as bd
+    from lmms_eval_unify.scoring.results_io import ModelResults
+
+    und_task, gen_task = ge.task_names(ge.CATEGORIES[0])
+    only_und = ModelResults("m", samples={und_task: [{"doc_id": 0, "correct": 1}]})
+    only_gen = ModelResults("n", samples={gen_task: [{"doc_id": 0, "correct": 1}]})
+    lines = bd.gapeval_unpaired({"m": only_und, "n": only_gen}, warn=io.StringIO())
+    assert lines == [
+        f"m / {ge.CATEGORIES[0]}: no generation samples, category not scored",
+        f"n / {ge.CATEGORIES[0]}: no understanding samples, category not scored",
+    ]
