@@ -13,7 +13,7 @@ import pytest
 from PIL import Image, ImageFile
 
 from lmms_eval_unify.record import SCHEMA, ParsedOutput, Step, UnifiedOutput, clean_text, load_media, parse_output
-from lmms_eval_unify.run_context import run_context
+from lmms_eval_unify.run_context import EXTRA_MEDIA_ROOTS_ENV, run_context
 
 HOSTILE_VALUES = [None, True, 0, -1, 1.5, float("inf"), "x", "\ud800", [], [1], [None], ["a", 2], {}, {"a": 1},
                   [{"text": 1}], [[["deep"]]], {"text": ["a"]}]  # fmt: skip
@@ -120,7 +120,9 @@ def _with_ihdr_size(png: bytes, width: int, height: int) -> bytes:
 
 
 @pytest.fixture
-def media(tmp_path):
+def media(tmp_path, monkeypatch):
+    """The run's only trusted media root (the rest of ``tmp_path`` is outside it)."""
+    monkeypatch.delenv(EXTRA_MEDIA_ROOTS_ENV)
     root = tmp_path / "media"
     root.mkdir()
     with run_context(media_base=str(root)):
