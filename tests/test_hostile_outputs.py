@@ -104,3 +104,47 @@ def test_every_hostile_output_class_scores_zero_with_its_reason(tmp_path):
     results = results_of(replayed)[TASK]
     assert results["invalid_outputs,none"] == sum(1 for _, reason in hostile.values() if reason)
     assert results["img_sample_acc,none"] == pytest.approx((N_ITEMS - 12) / N_ITEMS)
+
+
+API_KEY = "sk-hostile-test-4b1d-NEVER-WRITTEN"
+
+
+@pytest.mark.slow
+def test_bad_judge_replies_are_retried_never_cached_and_an_echoed_key_never_written(tmp_path):
+    """Every judge request first gets a 500 echoing the Authorization header, then a reply whose message is
+    null, then the reference verdict: the oracle still scores 100, and the key appears nowhere."""
+    from collections import Counter
+
+    from lmms_eval_unify.benchmarks.uni_mmmu.data import generate
+    from lmms_eval_unify.benchmarks.uni_mmmu.reference_judge import verdict
+    from lmms_eval_unify.testing.openai_server import OpenAICompatServer, Reply
+
+    attempts: Counter[str] = Counter()
+
+    def flaky(request) -> Reply:
+        key = json.dumps(request.messages, sort_keys=True)
+        attempts[key] += 1
+        if attempts[key] == 1:
+            return Reply(500, {"error": {"message": f"upstream failed for {request.headers['authorization']}"}})
+        if attempts[key] == 2:
+            return Reply(200, {"choices": [{"index": 0, "message": None, "finish_reason": "stop"}]})
+        message = {"role": "assistant", "content": verdict(request)}
+        return Reply(200, {"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]})
+
+    generate(tmp_path / "data", 3, seed=4)
+    with OpenAICompatServer(api_key=API_KEY, max_lifetime_s=600) as server:
+        server.add_route("/v1/chat/completions", flaky)
+        env = offline_env(tmp_path / "data", LMMS_EVAL_UNIFY_JUDGE_BASE_URL=server.base_url,
+                          LMMS_EVAL_UNIFY_JUDGE_API_KEY=API_KEY, LMMS_EVAL_UNIFY_SKIP_PREFLIGHT="1")  # fmt: skip
+        out = tmp_path / "run"
+        command = [str(BIN / "lmms-eval"), "--model", "unify_oracle", "--tasks", "uni_mmmu_geometry",
+                   "--output_path", str(out), "--log_samples", "--verbosity", "DEBUG"]  # fmt: skip
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert attempts and set(attempts.values()) == {3}  # each reply retried twice, the bad ones not cached
+    results = results_of(out)["uni_mmmu_geometry"]
+    assert results["invalid_outputs,none"] == 0 and results["img_acc,none"] == results["text_acc,none"] == 1.0
+    assert "[REDACTED]" in done.stdout + done.stderr  # the echoed body was logged, redacted
+    written = [done.stdout, done.stderr, *(p.read_bytes().decode("utf-8", "replace") for p in out.rglob("*")
+               if p.is_file())]  # fmt: skip
+    assert not any(API_KEY in text for text in written)
