@@ -206,7 +206,13 @@ def load_media(root: str, paths: Sequence[str]) -> list[Image.Image] | OutputFai
             return OutputFailure("unsafe_path", str(exc))
         except FileNotFoundError:
             return OutputFailure("missing_image", f"{path} not found under {root or '/'}")
-        except (UnidentifiedImageError, OSError, ValueError, SyntaxError, Image.DecompressionBombError) as exc:
+        except (
+            UnidentifiedImageError,
+            OSError,
+            ValueError,
+            SyntaxError,
+            Image.DecompressionBombError,
+        ) as exc:
             return OutputFailure("corrupt_image", f"{path}: {type(exc).__name__}: {exc}")
     return images
 

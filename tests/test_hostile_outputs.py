@@ -41,6 +41,7 @@ def _tamper(records: dict[int, dict], outside: Path) -> dict[int, tuple[object, 
     def with_fields(doc: int, **fields: object) -> str:
         return json.dumps({**records[doc], **fields}, ensure_ascii=False)
 
+    head = '{"schema": "' + SCHEMA + '", '
     secret = outside / "secret.png"
     secret.write_bytes(image_of(0).read_bytes())
     image_of(3).write_bytes(_bomb(image_of(3).read_bytes()))
@@ -54,8 +55,8 @@ def _tamper(records: dict[int, dict], outside: Path) -> dict[int, tuple[object, 
     image_of(7).symlink_to(secret)
     return {
         0: (with_fields(0, steps=5, images="step_0.png", text=["a"]), "malformed_record"),
-        1: ('{"schema": "%s", "text": ' % SCHEMA + "[" * 100_000 + "]" * 100_000 + "}", "malformed_record"),
-        2: ('{"schema": "%s", "protocol": "p", "timings": {"t": 1%s}}' % (SCHEMA, "0" * 5000), "malformed_record"),
+        1: (head + '"text": ' + "[" * 100_000 + "]" * 100_000 + "}", "malformed_record"),
+        2: (head + '"protocol": "p", "timings": {"t": 1' + "0" * 5000 + "}}", "malformed_record"),
         3: (with_fields(3), "corrupt_image"),
         4: (with_fields(4), "corrupt_image"),
         5: (with_fields(5), "corrupt_image"),
@@ -125,7 +126,9 @@ def test_bad_judge_replies_are_retried_never_cached_and_an_echoed_key_never_writ
         key = json.dumps(request.messages, sort_keys=True)
         attempts[key] += 1
         if attempts[key] == 1:
-            return Reply(500, {"error": {"message": f"upstream failed for {request.headers['authorization']}"}})
+            return Reply(
+                500, {"error": {"message": f"upstream failed for {request.headers['authorization']}"}}
+            )
         if attempts[key] == 2:
             return Reply(200, {"choices": [{"index": 0, "message": None, "finish_reason": "stop"}]})
         message = {"role": "assistant", "content": verdict(request)}

@@ -12,7 +12,15 @@ import zlib
 import pytest
 from PIL import Image, ImageFile
 
-from lmms_eval_unify.record import SCHEMA, ParsedOutput, Step, UnifiedOutput, clean_text, load_media, parse_output
+from lmms_eval_unify.record import (
+    SCHEMA,
+    ParsedOutput,
+    Step,
+    UnifiedOutput,
+    clean_text,
+    load_media,
+    parse_output,
+)
 from lmms_eval_unify.run_context import EXTRA_MEDIA_ROOTS_ENV, run_context
 
 HOSTILE_VALUES = [None, True, 0, -1, 1.5, float("inf"), "x", "\ud800", [], [1], [None], ["a", 2], {}, {"a": 1},
@@ -24,13 +32,25 @@ FIELDS = ["protocol", "text", "images", "steps", "video_frames", "root", "error"
 def _assert_well_typed(parsed: ParsedOutput) -> None:
     """What every scorer relies on: the record's fields have their declared types and encode as UTF-8."""
     record = parsed.record
-    for text in (record.protocol, record.text, record.root, record.signature, *record.images, *record.video_frames):
+    for text in (
+        record.protocol,
+        record.text,
+        record.root,
+        record.signature,
+        *record.images,
+        *record.video_frames,
+    ):
         assert isinstance(text, str)
         text.encode("utf-8")
     assert all(isinstance(step, Step) and isinstance(step.text, str) for step in record.steps)
     assert all(step.image is None or isinstance(step.image, str) for step in record.steps)
     assert all(isinstance(v, float) for v in record.timings.values())
     assert record.error is None or isinstance(record.error, str)
+
+
+def _record(body: str) -> str:
+    """A record of our schema with the raw JSON members ``body``."""
+    return '{"schema": "' + SCHEMA + '", ' + body + "}"
 
 
 def _random_json(rng: random.Random, depth: int = 0) -> object:
@@ -45,7 +65,9 @@ def _random_json(rng: random.Random, depth: int = 0) -> object:
         return rng.choice([[], {}])
     if kind == 4:
         return [_random_json(rng, depth + 1) for _ in range(rng.randrange(4))]
-    return {rng.choice(FIELDS + ["schema", "x"]): _random_json(rng, depth + 1) for _ in range(rng.randrange(5))}
+    return {
+        rng.choice(FIELDS + ["schema", "x"]): _random_json(rng, depth + 1) for _ in range(rng.randrange(5))
+    }
 
 
 @pytest.mark.parametrize("field", FIELDS)
@@ -71,16 +93,16 @@ def test_random_json_records_never_raise(seed):
     "raw",
     [
         '{"a": ' * 200_000 + "1" + "}" * 200_000,  # RecursionError inside json.loads
-        '{"schema": "%s", "steps": [%s]}' % (SCHEMA, "[" * 100_000 + "]" * 100_000),
-        '{"schema": "%s", "timings": {"t": 1%s}}' % (SCHEMA, "9" * 10_000),  # int digit limit -> ValueError
-        '{"schema": "%s", "text": 1%s}' % (SCHEMA, "0" * 5_000),
-        '{"schema": "%s", "timings": {"t": 1e999}}' % SCHEMA,
-        '{"schema": "%s", "text": "\\ud800 lone"}' % SCHEMA,
+        _record('"steps": [' + "[" * 100_000 + "]" * 100_000 + "]"),
+        _record('"timings": {"t": 1' + "9" * 10_000 + "}"),  # int digit limit -> ValueError
+        _record('"text": 1' + "0" * 5_000),
+        _record('"timings": {"t": 1e999}'),
+        _record('"text": "\\ud800 lone"'),
         '{"text": "\\udfff", "images": []}',
         "plain text with a lone surrogate \ud800",
         b'{"text": "\xff\xfe bytes"}',
-        '{"schema": "%s", "steps": [1, "two", null]}' % SCHEMA,
-        '{"schema": "%s", "steps": {"text": "x"}}' % SCHEMA,
+        _record('"steps": [1, "two", null]'),
+        _record('"steps": {"text": "x"}'),
         "{" + " " * 10 + "}",
     ],
     ids=lambda raw: repr(raw[:30]),
@@ -93,7 +115,9 @@ def test_pathological_json_never_raises(raw):
 @pytest.mark.parametrize("seed", range(50))
 def test_text_with_lone_surrogates_round_trips_as_utf8(seed):
     rng = random.Random(seed)
-    text = "".join(chr(rng.choice([rng.randrange(0xD800, 0xE000), rng.randrange(32, 0x2FFF)])) for _ in range(20))
+    text = "".join(
+        chr(rng.choice([rng.randrange(0xD800, 0xE000), rng.randrange(32, 0x2FFF)])) for _ in range(20)
+    )
     encoded = UnifiedOutput("direct", text=text, steps=[Step(text=text)], images=[text]).to_json()
     encoded.encode("utf-8")
     parsed = parse_output(encoded)

@@ -313,12 +313,16 @@ def test_an_echoed_api_key_is_redacted_from_reasons_and_logs(
 ) -> None:
     from lmms_eval_unify.testing.openai_server import Reply
 
-    echo = lambda request: Reply(status, {"error": {"message": f"bad header {request.headers['authorization']}"}})  # noqa: E731
+    def echo(request: ChatRequest) -> Reply:
+        return Reply(status, {"error": {"message": f"bad header {request.headers['authorization']}"}})
+
     server.add_route("/v1/chat/completions", echo)
     log_file = tmp_path / "judge.log"
     sink = logger.add(log_file, level="DEBUG")
     try:
-        result = judge(TEXT_TEMPLATE, variables=text_item(VERDICT_1), config=FAST_RETRIES | {"two_turn": False})
+        result = judge(
+            TEXT_TEMPLATE, variables=text_item(VERDICT_1), config=FAST_RETRIES | {"two_turn": False}
+        )
     finally:
         logger.remove(sink)
     assert result.status == FAILED

@@ -78,9 +78,7 @@ def _svg(body: str) -> str:
 
 def _use_cycle(length: int, attribute: str) -> str:
     """``length`` groups, each using the next, the last using the first (length 1: a self-reference)."""
-    groups = "".join(
-        f'<g id="g{i}"><use {attribute}="#g{(i + 1) % length}"/></g>' for i in range(length)
-    )
+    groups = "".join(f'<g id="g{i}"><use {attribute}="#g{(i + 1) % length}"/></g>' for i in range(length))
     return _svg(f"<defs>{groups}</defs><use {attribute}='#g0'/>")
 
 
@@ -101,9 +99,11 @@ def test_use_cycles_are_refused_not_a_recursion_error(length, attribute):
         _svg("<rect/>" * 20_000),  # element count
         _svg(" " * 1_000_001),  # size
         # billion laughs with <use>: each level draws the previous one ten times
-        _svg('<defs><rect id="l0" width="1" height="1"/>'
-             + "".join(f'<g id="l{i}">' + f'<use href="#l{i - 1}"/>' * 10 + "</g>" for i in range(1, 7))
-             + '</defs><use href="#l6"/>'),  # fmt: skip
+        _svg(
+            '<defs><rect id="l0" width="1" height="1"/>'
+            + "".join(f'<g id="l{i}">' + f'<use href="#l{i - 1}"/>' * 10 + "</g>" for i in range(1, 7))
+            + '</defs><use href="#l6"/>'
+        ),  # fmt: skip
         "<svg><unclosed></svg>",
     ],
     ids=["deep", "many", "huge", "use_bomb", "malformed"],
