@@ -9,18 +9,45 @@ wrong image count becomes an ``OutputFailure`` that the task scores 0 and counts
 
 from __future__ import annotations
 
+import io
 import json
+import math
 import os
+import stat
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 
 from loguru import logger
 from PIL import Image, UnidentifiedImageError
 
+from lmms_eval_unify.run_context import trusted_media_roots
+
 SCHEMA = "lmms_eval_unify/output@1"
 OUTPUT_DIR_ENV = "LMMS_EVAL_UNIFY_OUTPUT_DIR"
+MAX_RECORD_CHARS = 16 * 1024 * 1024
+"""Longest model output string parsed as a record (longer ones are ``malformed_record``)."""
+MAX_IMAGE_BYTES = 128 * 1024 * 1024
+"""Largest image file a scorer reads (larger ones are ``corrupt_image``, "image too large")."""
+MAX_IMAGE_PIXELS = 40_000_000
+"""Most pixels (width x height) of an output image a scorer decodes (about 6300 x 6300; the largest
+benchmark output is 1024 x 1024); more is ``corrupt_image`` ("image too large") before any pixel is
+decoded, which also stops decompression bombs well below PIL's own limit."""
+
+
+def clean_text(value: object) -> str:
+    """``value`` as text that always encodes as UTF-8: bytes are decoded with replacement, lone
+    surrogates and other unencodable code points become U+FFFD, and non-strings become ``""``."""
+    if isinstance(value, bytes | bytearray):
+        return bytes(value).decode("utf-8", errors="replace")
+    if not isinstance(value, str):
+        return ""
+    try:
+        value.encode("utf-8")
+        return value
+    except UnicodeEncodeError:
+        return value.encode("utf-8", errors="surrogatepass").decode("utf-8", errors="replace")
 
 
 @dataclass
@@ -47,15 +74,77 @@ class UnifiedOutput:
     signature: str = ""
 
     def to_json(self) -> str:
-        return json.dumps({"schema": SCHEMA, **asdict(self)}, ensure_ascii=False)
+        """The record as JSON; every text is cleaned (:func:`clean_text`) so it always encodes as UTF-8."""
+        return json.dumps(_cleaned({"schema": SCHEMA, **asdict(self)}), ensure_ascii=False)
 
     @classmethod
     def from_dict(cls, data: dict) -> UnifiedOutput:
-        known = {k: v for k, v in data.items() if k in cls.__dataclass_fields__}
-        known["steps"] = [
-            Step(**s) if isinstance(s, dict) else Step(text=str(s)) for s in known.get("steps", [])
-        ]
+        """Build a record from parsed JSON; raises ``MalformedRecordError`` naming the first field of the
+        wrong type (strings are cleaned, unknown keys ignored)."""
+        known = {f.name: data[f.name] for f in fields(cls) if f.name in data}
+        for name, value in known.items():
+            if name != "steps":
+                known[name] = _checked(name, value, _FIELD_KINDS[name])
+        steps = known.get("steps", [])
+        if not isinstance(steps, list):
+            raise MalformedRecordError(f"'steps' must be a list, got {type(steps).__name__}")
+        known["steps"] = [_step(i, item) for i, item in enumerate(steps)]
+        if not isinstance(known.get("protocol"), str):
+            raise MalformedRecordError("'protocol' must be a string")
         return cls(**known)
+
+
+class MalformedRecordError(ValueError):
+    """A record field has the wrong type."""
+
+
+_FIELD_KINDS = {
+    "protocol": "str",
+    "text": "str",
+    "images": "str_list",
+    "video_frames": "str_list",
+    "root": "str",
+    "error": "optional_str",
+    "unsupported": "optional_str",
+    "timings": "timings",
+    "signature": "str",
+}
+
+
+def _checked(name: str, value: object, kind: str) -> object:
+    """``value`` cleaned, if it is of ``kind``; else ``MalformedRecordError``."""
+    if kind == "optional_str" and value is None:
+        return None
+    if kind in ("str", "optional_str") and isinstance(value, str):
+        return clean_text(value)
+    if kind == "str_list" and isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return [clean_text(v) for v in value]
+    if kind == "timings" and isinstance(value, dict) and all(_is_finite_number(v) for v in value.values()):
+        return {clean_text(k): float(v) for k, v in value.items()}
+    raise MalformedRecordError(f"{name!r} must be {kind.replace('_', ' ')}, got {type(value).__name__}")
+
+
+def _is_finite_number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(float(value))
+
+
+def _step(index: int, item: object) -> Step:
+    if not isinstance(item, dict):
+        raise MalformedRecordError(f"step {index} must be an object, got {type(item).__name__}")
+    text = _checked(f"steps[{index}].text", item.get("text", ""), "str")
+    image = _checked(f"steps[{index}].image", item.get("image"), "optional_str")
+    return Step(text=text, image=image)  # type: ignore[arg-type]
+
+
+def _cleaned(value: object) -> object:
+    """``value`` with every string (keys included) cleaned for UTF-8."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, dict):
+        return {clean_text(k) if isinstance(k, str) else k: _cleaned(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_cleaned(v) for v in value]
+    return value
 
 
 class UnsafePathError(ValueError):
@@ -106,51 +195,118 @@ class ParsedOutput:
 
 
 def load_media(root: str, paths: Sequence[str]) -> list[Image.Image] | OutputFailure:
-    """Load images referenced by a record; relative paths are confined to ``root``."""
+    """Load images referenced by a record. Relative paths are joined to ``root``; every path, once
+    symlinks are resolved, must lie inside one of the run's trusted media roots (``unsafe_path``)."""
     images = []
     for path in paths:
         try:
             full = Path(path) if not root and os.path.isabs(path) else resolve_media_path(root, path)
-            with Image.open(full) as handle:
-                handle.load()
-                images.append(handle.convert("RGB"))
+            images.append(_read_image(confined(full)))
         except UnsafePathError as exc:
             return OutputFailure("unsafe_path", str(exc))
         except FileNotFoundError:
             return OutputFailure("missing_image", f"{path} not found under {root or '/'}")
-        except (UnidentifiedImageError, OSError, ValueError) as exc:
-            return OutputFailure("corrupt_image", f"{path}: {exc}")
+        except (
+            UnidentifiedImageError,
+            OSError,
+            ValueError,
+            SyntaxError,
+            Image.DecompressionBombError,
+        ) as exc:
+            return OutputFailure("corrupt_image", f"{path}: {type(exc).__name__}: {exc}")
     return images
+
+
+class ImageTooLargeError(ValueError):
+    """An output image over :data:`MAX_IMAGE_BYTES` or :data:`MAX_IMAGE_PIXELS` (a ``corrupt_image``)."""
+
+
+def confined(path: Path) -> Path:
+    """``path`` with symlinks resolved, if it lies inside a trusted media root; else ``UnsafePathError``."""
+    resolved = path.resolve()
+    roots = trusted_media_roots()
+    if not any(resolved.is_relative_to(root) for root in roots):
+        raise UnsafePathError(
+            f"{path} is outside the run's media roots ({', '.join(map(str, roots))}); "
+            "add a folder to $LMMS_EVAL_UNIFY_MEDIA_ROOTS to trust it"
+        )
+    return resolved
+
+
+def _read_file(path: Path) -> bytes:
+    """The bytes of a regular file; never blocks on a FIFO or device (opened non-blocking, then checked)."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
+    with os.fdopen(descriptor, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise UnidentifiedImageError(f"{path} is not a regular file")
+        if info.st_size > MAX_IMAGE_BYTES:
+            raise ImageTooLargeError(f"image too large: {info.st_size} bytes > {MAX_IMAGE_BYTES}")
+        return handle.read(MAX_IMAGE_BYTES + 1)
+
+
+def _read_image(path: Path) -> Image.Image:
+    """Decode one image strictly: too many pixels is refused before decoding, a PNG must pass ``verify``
+    (chunk CRCs and a complete stream, which lmms-eval's global truncated-image tolerance skips), and the
+    decoder must fill every pixel."""
+    data = _read_file(path)
+    with Image.open(io.BytesIO(data)) as probe:
+        width, height = probe.size
+        if width * height > MAX_IMAGE_PIXELS:
+            raise ImageTooLargeError(f"image too large: {width}x{height} pixels > {MAX_IMAGE_PIXELS}")
+        probe.verify()
+    with Image.open(io.BytesIO(data)) as handle:
+        handle.load()
+        return handle.convert("RGB")
 
 
 def parse_output(raw: object) -> ParsedOutput:
     """Read a model output string. Never raises.
 
     Accepted forms: our JSON record; the de-facto upstream JSON ``{"text": ..., "images": [abs paths]}``;
-    plain text from text-only models. A string that looks like JSON but does not parse is a failure.
+    plain text from text-only models. A string that looks like JSON but does not parse, or parses to the
+    wrong shape or field types, is a ``malformed_record`` failure. All text comes back UTF-8 clean.
     """
+    try:
+        return _parse_output(raw)
+    except Exception as exc:  # the contract is "never raises": any parser surprise is a failed record
+        return ParsedOutput(UnifiedOutput("unknown"), OutputFailure("malformed_record", type(exc).__name__))
+
+
+def _malformed(detail: str, text: str = "") -> ParsedOutput:
+    return ParsedOutput(UnifiedOutput("unknown", text=text), OutputFailure("malformed_record", detail))
+
+
+def _parse_output(raw: object) -> ParsedOutput:
+    if isinstance(raw, bytes | bytearray):
+        raw = clean_text(raw)
     if not isinstance(raw, str):
         return ParsedOutput(UnifiedOutput("unknown"), OutputFailure("not_a_string", type(raw).__name__))
+    raw = clean_text(raw)
     stripped = raw.strip()
     if not stripped.startswith("{"):
         return ParsedOutput(UnifiedOutput("external", text=raw))
+    if len(stripped) > MAX_RECORD_CHARS:
+        return _malformed(f"record of {len(stripped)} characters > {MAX_RECORD_CHARS}")
     try:
         data = json.loads(stripped)
-    except json.JSONDecodeError as exc:
-        return ParsedOutput(UnifiedOutput("unknown", text=raw), OutputFailure("malformed_record", str(exc)))
+    except (ValueError, RecursionError) as exc:  # JSONDecodeError, int digit limit, deep nesting
+        return _malformed(f"{type(exc).__name__}: {str(exc)[:200]}", raw)
     if not isinstance(data, dict):
-        return ParsedOutput(
-            UnifiedOutput("unknown", text=raw), OutputFailure("malformed_record", "not an object")
-        )
+        return _malformed("not an object", raw)
     if data.get("schema") != SCHEMA:
         images = data.get("images") or []
+        text = data.get("text", "")
         if not isinstance(images, list) or not all(isinstance(p, str) for p in images):
             return ParsedOutput(UnifiedOutput("external"), OutputFailure("malformed_record", "bad 'images'"))
-        return ParsedOutput(UnifiedOutput("external", text=str(data.get("text", "")), images=images))
+        if not isinstance(text, str):
+            return ParsedOutput(UnifiedOutput("external"), OutputFailure("malformed_record", "bad 'text'"))
+        images = [clean_text(p) for p in images]
+        return ParsedOutput(UnifiedOutput("external", text=clean_text(text), images=images))
     try:
         record = UnifiedOutput.from_dict(data)
     except (TypeError, ValueError) as exc:
-        return ParsedOutput(UnifiedOutput("unknown", text=raw), OutputFailure("malformed_record", str(exc)))
+        return _malformed(str(exc), raw)
     if record.error:
         return ParsedOutput(record, OutputFailure("model_error", record.error))
     return ParsedOutput(record)

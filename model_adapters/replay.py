@@ -18,7 +18,7 @@ from lmms_eval.api.model import lmms
 from loguru import logger
 
 from lmms_eval_unify import run_status
-from lmms_eval_unify.record import SCHEMA, UnifiedOutput
+from lmms_eval_unify.record import SCHEMA, UnifiedOutput, clean_text
 from lmms_eval_unify.rescore import saved_responses
 from lmms_eval_unify.run_context import trust_media_root
 
@@ -73,13 +73,13 @@ class UnifyReplay(lmms):
                 "replay", error=f"no saved output for {task}/{doc_id} in {self.results_file}"
             )
             return record.to_json()
-        return self._rerooted(saved[index])
+        return clean_text(self._rerooted(saved[index]))
 
     def _rerooted(self, text: str) -> str:
         """The saved response with its media root moved under the run folder when it lies elsewhere."""
         try:
             data = json.loads(text)
-        except ValueError:
+        except (ValueError, RecursionError):  # left for parse_output to record as malformed
             return text
         if (
             not isinstance(data, dict)

@@ -17,6 +17,7 @@ def offline_env(data_dir: Path, **extra: str) -> dict[str, str]:
     env = {**os.environ, "LMMS_EVAL_UNIFY_DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1",
            "HF_DATASETS_OFFLINE": "1", **extra}  # fmt: skip
     env.pop("LMMS_EVAL_UNIFY_OUTPUT_DIR", None)
+    env.pop("LMMS_EVAL_UNIFY_MEDIA_ROOTS", None)  # a real run trusts only its own media roots
     return env
 
 

@@ -7,6 +7,7 @@ from lmms_eval.api.instance import Instance
 from PIL import Image
 
 from lmms_eval_unify.model import UNDERSTAND_AND_GENERATE, UnifiedModel
+from lmms_eval_unify.run_context import EXTRA_MEDIA_ROOTS_ENV
 
 
 class ScriptedAdapter(UnifiedModel):
@@ -27,6 +28,14 @@ class ScriptedAdapter(UnifiedModel):
     def generate_image(self, prompt, images, **decoding):
         self.calls.append(("generate_image", prompt, len(images), self.phase.name, self.phase.step, decoding))
         return Image.new("RGB", (16, 16), (len(self.calls) * 10 % 255, 0, 0))
+
+
+@pytest.fixture(autouse=True)
+def _test_media_is_trusted(tmp_path_factory, monkeypatch):
+    """Unit tests write model media anywhere under pytest's temporary folder: trust it as a media root
+    (scorers refuse images outside the run's media roots). CLI runs drop this (``cli_runs.offline_env``)
+    so they exercise the real trust chain; hostile-path tests use folders outside it."""
+    monkeypatch.setenv(EXTRA_MEDIA_ROOTS_ENV, str(tmp_path_factory.getbasetemp()))
 
 
 def make_request(

@@ -53,6 +53,7 @@ def _run_cli(model, data_dir, out_dir):
         "HF_DATASETS_OFFLINE": "1",
     }
     env.pop("LMMS_EVAL_UNIFY_OUTPUT_DIR", None)
+    env.pop("LMMS_EVAL_UNIFY_MEDIA_ROOTS", None)  # a real run trusts only its own media roots
     command = [
         "lmms-eval",
         "--model",

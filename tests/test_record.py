@@ -13,6 +13,14 @@ from lmms_eval_unify.record import (
     parse_output,
     resolve_media_path,
 )
+from lmms_eval_unify.run_context import run_context
+
+
+@pytest.fixture(autouse=True)
+def _media_root_is_tmp_path(tmp_path):
+    """Records in these tests point at media under ``tmp_path``: the run's trusted media root."""
+    with run_context(media_base=str(tmp_path)):
+        yield
 
 
 def _record_with_image(tmp_path, **kwargs):

@@ -31,6 +31,11 @@ def cache_key(parts: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+def valid_replies(replies: object) -> bool:
+    """Whether ``replies`` is what the cache may hold: a non-empty list of reply texts."""
+    return isinstance(replies, list) and bool(replies) and all(isinstance(r, str) for r in replies)
+
+
 class JudgeCache:
     """Thread-safe key -> list of reply texts store."""
 
@@ -51,10 +56,20 @@ class JudgeCache:
         return conn
 
     def get(self, key: str) -> list[str] | None:
+        """The cached replies, or ``None`` when absent or not a non-empty list of strings."""
         row = self._connect().execute("SELECT replies FROM judgements WHERE key = ?", (key,)).fetchone()
-        return None if row is None else list(json.loads(row[0]))
+        if row is None:
+            return None
+        try:
+            replies = json.loads(row[0])
+        except ValueError:
+            return None
+        return replies if valid_replies(replies) else None
 
     def put(self, key: str, template: str, model: str, replies: list[str]) -> None:
+        """Store ``replies``; ``ValueError`` unless they are a non-empty list of strings."""
+        if not valid_replies(replies):
+            raise ValueError(f"refusing to cache judge replies that are not strings: {replies!r:.80}")
         with self._connect() as conn:
             conn.execute(
                 "INSERT OR REPLACE INTO judgements (key, template, model, replies, created) VALUES (?, ?, ?, ?, ?)",

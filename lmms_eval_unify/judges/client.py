@@ -1,8 +1,9 @@
 """Minimal OpenAI-compatible chat-completions client with bounded concurrency and retries.
 
 Retries (exponential backoff with jitter) cover HTTP 408/409/429/5xx, timeouts, connection errors and
-malformed 200 bodies; a ``Retry-After`` header sets the minimum wait. The API key only ever appears in
-the ``Authorization`` header and is never logged or included in an error.
+malformed 200 bodies (not JSON, no choice, a ``message`` that is null or whose ``content`` is not a
+string); a ``Retry-After`` header sets the minimum wait. The API key only ever appears in the
+``Authorization`` header: it is redacted from every error text, including response bodies a server echoes.
 """
 
 from __future__ import annotations
@@ -19,6 +20,27 @@ import httpx
 from loguru import logger
 
 RETRYABLE_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
+REDACTED = "[REDACTED]"
+
+
+def redact(text: str, secret: str | None) -> str:
+    """``text`` with every occurrence of ``secret`` replaced by ``[REDACTED]``."""
+    return text.replace(secret, REDACTED) if secret else text
+
+
+def reply_content(body: object) -> str:
+    """The assistant text of a chat-completions body; ``ValueError`` unless ``choices[0].message.content``
+    is a string."""
+    choices = body.get("choices") if isinstance(body, dict) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise ValueError("no choice")
+    message = choices[0].get("message")
+    if not isinstance(message, dict):
+        raise ValueError(f"message is {type(message).__name__}, not an object")
+    content = message.get("content")
+    if not isinstance(content, str):
+        raise ValueError(f"content is {type(content).__name__}, not a string")
+    return content
 
 
 class JudgeRequestError(RuntimeError):
@@ -76,6 +98,7 @@ class ChatClient:
     ) -> None:
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         self.retry = retry
+        self._api_key = api_key
         self._url = f"{base_url.rstrip('/')}/chat/completions"
         self._http = httpx.Client(timeout=timeout_s, headers=headers)
         self._slots = threading.BoundedSemaphore(max_concurrency)
@@ -96,6 +119,14 @@ class ChatClient:
         raise AssertionError("unreachable")
 
     def _post(self, body: dict[str, Any]) -> str:
+        try:
+            return self._send(body)
+        except _Retryable as exc:
+            raise _Retryable(redact(str(exc), self._api_key), exc.retry_after) from None
+        except JudgeRequestError as exc:
+            raise JudgeRequestError(redact(str(exc), self._api_key)) from None
+
+    def _send(self, body: dict[str, Any]) -> str:
         with self._slots:
             try:
                 response = self._http.post(self._url, json=body)
@@ -105,15 +136,15 @@ class ChatClient:
                 raise _Retryable(f"transport error ({type(exc).__name__})") from None
         if response.status_code in RETRYABLE_STATUS:
             raise _Retryable(
-                f"HTTP {response.status_code}", parse_retry_after(response.headers.get("retry-after"))
+                f"HTTP {response.status_code}: {response.text[:200]}",
+                parse_retry_after(response.headers.get("retry-after")),
             )
         if response.status_code >= 400:
             raise JudgeRequestError(f"HTTP {response.status_code}: {response.text[:300]}")
         try:
-            message = response.json()["choices"][0]["message"]
-        except (ValueError, KeyError, IndexError, TypeError):
-            raise _Retryable(f"malformed response body {response.text[:80]!r}") from None
-        return message.get("content") or ""
+            return reply_content(response.json())
+        except ValueError as exc:
+            raise _Retryable(f"malformed response body ({exc}) {response.text[:80]!r}") from None
 
     def close(self) -> None:
         self._http.close()

@@ -280,3 +280,51 @@ def test_api_key_never_written(judge_env: Path, server: OpenAICompatServer, tmp_
     for path in written:
         assert API_KEY.encode() not in path.read_bytes(), path
     assert API_KEY not in repr(JudgeConfig(api_key=API_KEY))
+
+
+BAD_MESSAGES = [None, {"role": "assistant"}, {"content": None}, {"content": ["a"]}, {"content": 5},
+                {"content": {"text": "x"}}, "just a string"]  # fmt: skip
+
+
+def _chat_body(message: object) -> dict:
+    return {"choices": [{"index": 0, "message": message, "finish_reason": "stop"}]}
+
+
+@pytest.mark.parametrize("message", BAD_MESSAGES, ids=repr)
+def test_replies_without_string_content_are_retried_then_failed_and_never_cached(
+    judge_env: Path, server: OpenAICompatServer, message: object
+) -> None:
+    from lmms_eval_unify.judges.cache import JudgeCache
+    from lmms_eval_unify.testing.openai_server import Reply
+
+    server.add_route("/v1/chat/completions", lambda request: Reply(200, _chat_body(message)))
+    config = FAST_RETRIES | {"max_retries": 2, "two_turn": False}
+    failed = judge(TEXT_TEMPLATE, variables=text_item(VERDICT_1), config=config, task="t")
+    assert failed.status == FAILED and "malformed response body" in (failed.reason or "")
+    assert server.request_count == 3 and len(JudgeCache(judge_env)) == 0
+    for not_replies in ([None], [5], [], "text", [["a"]], [{"content": "x"}]):
+        with pytest.raises(ValueError):
+            JudgeCache(judge_env).put("k", "t", "m", not_replies)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("status", [400, 401, 500])
+def test_an_echoed_api_key_is_redacted_from_reasons_and_logs(
+    judge_env: Path, server: OpenAICompatServer, tmp_path: Path, status: int
+) -> None:
+    from lmms_eval_unify.testing.openai_server import Reply
+
+    def echo(request: ChatRequest) -> Reply:
+        return Reply(status, {"error": {"message": f"bad header {request.headers['authorization']}"}})
+
+    server.add_route("/v1/chat/completions", echo)
+    log_file = tmp_path / "judge.log"
+    sink = logger.add(log_file, level="DEBUG")
+    try:
+        result = judge(
+            TEXT_TEMPLATE, variables=text_item(VERDICT_1), config=FAST_RETRIES | {"two_turn": False}
+        )
+    finally:
+        logger.remove(sink)
+    assert result.status == FAILED
+    written = json.dumps(result.to_dict()) + log_file.read_text()
+    assert API_KEY not in written and "[REDACTED]" in written

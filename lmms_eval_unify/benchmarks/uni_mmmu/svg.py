@@ -3,7 +3,11 @@
 Tiers (paper Appendix A): A = a single primitive; B = several non-overlapping or repeated primitives;
 C = overlapping shapes built with ``<defs>``/``<use>``. Colours come from the official judge palette.
 Rendering uses cairosvg with ``unsafe=False`` (no XML entity expansion, size limits) and a URL fetcher that
-refuses every external resource; documents declaring a DOCTYPE or entity are rejected before parsing.
+refuses every external resource; documents declaring a DOCTYPE or entity are rejected before parsing, and
+so are documents whose structure could exhaust the renderer (:func:`check_structure`): a ``<use>`` that
+references itself directly or through a cycle, more than ``MAX_SVG_CHARS`` characters, ``MAX_ELEMENTS``
+elements, ``MAX_DEPTH`` levels of nesting, or ``MAX_EXPANDED`` elements once every ``<use>`` is expanded.
+These limits bound render time and memory (the benchmark's programs have a few dozen elements).
 """
 
 from __future__ import annotations
@@ -25,6 +29,11 @@ XLINK_HREF = "{http://www.w3.org/1999/xlink}href"
 TIERS = ("A", "B", "C")
 CANVAS = 256
 DECLARATION = re.compile(r"<!\s*(DOCTYPE|ENTITY)", re.IGNORECASE)
+HREF = "href"
+MAX_SVG_CHARS = 1_000_000
+MAX_ELEMENTS = 10_000
+MAX_DEPTH = 64
+MAX_EXPANDED = 100_000
 
 
 class UnsafeSVGError(ValueError):
@@ -39,17 +48,71 @@ def render_svg(svg: str, size: int = CANVAS) -> Image.Image:
     """Rasterise ``svg`` to an RGB image on white; never fetches resources nor expands entities."""
     from cairosvg.surface import PNGSurface
 
+    check_structure(svg)
+    try:
+        png = PNGSurface.convert(
+            bytestring=svg.encode("utf-8", errors="replace"),
+            unsafe=False,
+            url_fetcher=_refuse_fetch,
+            output_width=size,
+            output_height=size,
+            background_color="white",
+        )
+    except RecursionError:
+        raise UnsafeSVGError("SVG too deeply nested to render") from None
+    return Image.open(io.BytesIO(png)).convert("RGB")
+
+
+def check_structure(svg: str) -> None:
+    """Raise ``UnsafeSVGError`` for an SVG that is not well-formed, declares a DOCTYPE/entity, or exceeds
+    the structural limits (size, elements, depth, ``<use>`` cycles and expansion) of the module docstring."""
+    if len(svg) > MAX_SVG_CHARS:
+        raise UnsafeSVGError(f"SVG of {len(svg)} characters > {MAX_SVG_CHARS}")
     if DECLARATION.search(svg):
         raise UnsafeSVGError("SVG with a DOCTYPE/ENTITY declaration refused")
-    png = PNGSurface.convert(
-        bytestring=svg.encode("utf-8"),
-        unsafe=False,
-        url_fetcher=_refuse_fetch,
-        output_width=size,
-        output_height=size,
-        background_color="white",
-    )
-    return Image.open(io.BytesIO(png)).convert("RGB")
+    try:
+        root = ET.fromstring(svg)
+    except (ET.ParseError, RecursionError) as exc:
+        raise UnsafeSVGError(f"SVG is not well-formed XML: {type(exc).__name__}") from None
+    elements, depth, stack = 0, 0, [(root, 1)]
+    while stack:
+        element, level = stack.pop()
+        elements, depth = elements + 1, max(depth, level)
+        stack.extend((child, level + 1) for child in element)
+    if elements > MAX_ELEMENTS or depth > MAX_DEPTH:
+        raise UnsafeSVGError(f"SVG of {elements} elements, {depth} deep > {MAX_ELEMENTS} or {MAX_DEPTH}")
+    by_id = {element.get("id"): element for element in root.iter() if element.get("id")}
+    try:
+        expanded = _expanded_size(root, by_id, {}, set())
+    except RecursionError:
+        raise UnsafeSVGError("SVG <use> chain too long") from None
+    if expanded > MAX_EXPANDED:
+        raise UnsafeSVGError(f"SVG expands to {expanded} elements > {MAX_EXPANDED}")
+
+
+def _use_target(element: ET.Element, by_id: dict[str, ET.Element]) -> ET.Element | None:
+    href = element.get(XLINK_HREF) or element.get(HREF) or ""
+    return by_id.get(href.removeprefix("#")) if href.startswith("#") else None
+
+
+def _expanded_size(
+    element: ET.Element, by_id: dict[str, ET.Element], sizes: dict[int, int], visiting: set[int]
+) -> int:
+    """Elements drawn for ``element`` once every ``<use>`` is replaced by its target; ``UnsafeSVGError``
+    on a reference cycle. ``sizes`` memoises finished elements, ``visiting`` holds the current path."""
+    key = id(element)
+    if key in sizes:
+        return sizes[key]
+    if key in visiting:
+        raise UnsafeSVGError(f"SVG <use> reference cycle through {element.get('id') or element.tag!r}")
+    visiting.add(key)
+    total = 1 + sum(_expanded_size(child, by_id, sizes, visiting) for child in element)
+    target = _use_target(element, by_id) if element.tag.removeprefix(SVG_NS) == "use" else None
+    if target is not None:
+        total += _expanded_size(target, by_id, sizes, visiting)
+    visiting.discard(key)
+    sizes[key] = min(total, MAX_EXPANDED + 1)
+    return sizes[key]
 
 
 def _shape(rng: random.Random, x: int, y: int, r: int, colour: str) -> str:

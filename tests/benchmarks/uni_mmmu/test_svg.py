@@ -1,11 +1,13 @@
 import http.server
 import random
 import threading
+import time
 
 import numpy as np
 import pytest
 
 from lmms_eval_unify.benchmarks.uni_mmmu import svg
+from lmms_eval_unify.benchmarks.uni_mmmu.svg import UnsafeSVGError, check_structure, generate_svg, render_svg
 
 ENTITY_BOMB = """<?xml version="1.0"?>
 <!DOCTYPE svg [
@@ -68,3 +70,51 @@ def test_entity_bomb_is_refused():
 def test_unknown_tier_is_an_error():
     with pytest.raises(ValueError):
         svg.generate_svg("D", random.Random(0))
+
+
+def _svg(body: str) -> str:
+    return f'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="8" height="8">{body}</svg>'
+
+
+def _use_cycle(length: int, attribute: str) -> str:
+    """``length`` groups, each using the next, the last using the first (length 1: a self-reference)."""
+    groups = "".join(f'<g id="g{i}"><use {attribute}="#g{(i + 1) % length}"/></g>' for i in range(length))
+    return _svg(f"<defs>{groups}</defs><use {attribute}='#g0'/>")
+
+
+@pytest.mark.parametrize("attribute", ["xlink:href", "href"])
+@pytest.mark.parametrize("length", [1, 2, 3, 10, 500])
+def test_use_cycles_are_refused_not_a_recursion_error(length, attribute):
+    with pytest.raises(UnsafeSVGError, match="cycle|chain"):
+        render_svg(_use_cycle(length, attribute))
+    self_use = _svg(f'<use id="u" {attribute}="#u"/>')
+    with pytest.raises(UnsafeSVGError, match="cycle"):
+        render_svg(self_use)
+
+
+@pytest.mark.parametrize(
+    "svg",
+    [
+        _svg("<g>" * 5000 + "</g>" * 5000),  # depth
+        _svg("<rect/>" * 20_000),  # element count
+        _svg(" " * 1_000_001),  # size
+        # billion laughs with <use>: each level draws the previous one ten times
+        _svg(
+            '<defs><rect id="l0" width="1" height="1"/>'
+            + "".join(f'<g id="l{i}">' + f'<use href="#l{i - 1}"/>' * 10 + "</g>" for i in range(1, 7))
+            + '</defs><use href="#l6"/>'
+        ),  # fmt: skip
+        "<svg><unclosed></svg>",
+    ],
+    ids=["deep", "many", "huge", "use_bomb", "malformed"],
+)
+def test_documents_that_could_exhaust_the_renderer_are_refused_fast(svg):
+    start = time.monotonic()
+    with pytest.raises(UnsafeSVGError):
+        render_svg(svg)
+    assert time.monotonic() - start < 5
+
+
+@pytest.mark.parametrize("tier", ["A", "B", "C"])
+def test_generated_programs_pass_the_structure_check(tier):
+    check_structure(generate_svg(tier, random.Random(0)))
