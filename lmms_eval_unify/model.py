@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import inspect
 import json
 import time
 from collections.abc import Iterator
@@ -114,6 +115,24 @@ def as_bool(value: Any) -> bool:
     return str(value).lower() not in ("false", "0", "no", "none", "")
 
 
+LMMS_EVAL_PASSED_ARGS = frozenset({"max_batch_size"})
+"""Model arguments lmms-eval itself adds to ``--model_args``, accepted by every adapter."""
+
+
+def valid_model_args(cls: type) -> list[str]:
+    """The ``--model_args`` keys an adapter class takes: its and its bases' ``__init__`` parameters."""
+    names = set(LMMS_EVAL_PASSED_ARGS)
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is None or klass in (lmms, object):
+            continue
+        for parameter in inspect.signature(init).parameters.values():
+            if parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY):
+                names.add(parameter.name)
+    names.discard("self")
+    return sorted(names)
+
+
 @dataclass(frozen=True)
 class RequestInfo:
     """The request being served (instruments such as the oracle read their document through it)."""
@@ -134,6 +153,11 @@ class UnifiedModel(lmms):
     capabilities: ClassVar[frozenset[str]] = frozenset()
     max_input_images: ClassVar[int | None] = None
     """How many input images the model takes (``1`` for single-image models; ``None``: any number)."""
+    run_only_args: ClassVar[frozenset[str]] = frozenset(
+        {"output_dir", "resume", "device", "batch_size", "max_batch_size"}
+    )
+    """Model arguments that do not change outputs, so ``describe()`` (the resume signature) leaves them out;
+    adapters add theirs (code checkouts, credentials, retries). Every other argument must be described."""
 
     def __init__(
         self,
@@ -146,9 +170,11 @@ class UnifiedModel(lmms):
         **kwargs: Any,
     ) -> None:
         super().__init__()
-        ignored = {k: v for k, v in kwargs.items() if k != "max_batch_size"}
-        if ignored:
-            logger.warning("{}: ignoring unknown model arguments {}", self.model_id, sorted(ignored))
+        unknown = sorted(set(kwargs) - LMMS_EVAL_PASSED_ARGS)
+        if unknown:
+            raise TypeError(
+                f"{self.model_id}: unknown model arguments {unknown}; valid: {valid_model_args(type(self))}"
+            )
         self.seed = int(seed)
         self.resume = as_bool(resume)
         state = PartialState()
@@ -189,8 +215,9 @@ class UnifiedModel(lmms):
         return self.describe()
 
     def describe(self) -> dict[str, Any]:
-        """What identifies this model's outputs in resume signatures (adapters add their arguments)."""
-        return {"model": self.model_id, "seed": self.seed}
+        """What identifies this model's outputs in resume signatures (adapters add every argument that
+        changes outputs; the numeric precision does too)."""
+        return {"model": self.model_id, "seed": self.seed, "dtype": str(self.dtype).removeprefix("torch.")}
 
     # ---- primitives (adapters override what they support) ------------------------------------------
     def understand(self, images: list[Image.Image], prompt: str, **decoding: Any) -> str:

@@ -100,6 +100,7 @@ class Bagel(UnifiedModel):
 
     model_id = "bagel"
     capabilities = UNDERSTAND_AND_GENERATE
+    run_only_args = UnifiedModel.run_only_args | {"repo_path"}
 
     def __init__(
         self,

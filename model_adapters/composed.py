@@ -3,14 +3,14 @@
 ``--model composed --model_args und=qwen2_5_vl,und_args="pretrained=Qwen/Qwen2.5-VL-7B-Instruct",
 gen=qwen_image_edit,gen_args="pretrained=Qwen/Qwen-Image-Edit"`` is the paper's "Qwen2.5-7b + Qwen-edit"
 row. ``und`` is any model name lmms-eval resolves (its built-ins, or ours), loaded as a *simple* model and
-asked through its own ``generate_until``; ``gen`` is one of this plugin's image-generating adapters.
+asked through its own ``generate_until``; ``gen`` is any registered image-generating :class:`UnifiedModel`
+(ours or an out-of-tree plugin's).
 Nested arguments are written in quotes or braces so lmms-eval's comma split leaves them whole:
 ``und_args="k=v,k2=v2"``, ``und_args='{"k": "v"}'`` or, without quotes, ``und_args=k=v;k2=v2``.
 """
 
 from __future__ import annotations
 
-import importlib
 import json
 from typing import Any
 
@@ -38,13 +38,16 @@ def parse_nested_args(value: Any) -> dict[str, Any]:
 
 
 def load_generator(name: str, args: dict[str, Any], output_dir: str | None) -> UnifiedModel:
-    """One of this plugin's adapters (not ``composed``), by its ``--model`` name; it must generate images."""
-    from lmms_eval_unify.plugin import MODELS
+    """An image-generating adapter by its ``--model`` name: any :class:`UnifiedModel` lmms-eval has registered
+    (ours or an out-of-tree plugin's), except ``composed`` itself."""
+    from lmms_eval.models import get_model
 
-    if name == Composed.model_id or name not in MODELS:
-        raise ValueError(f"gen={name!r} is not one of this plugin's models: {sorted(MODELS)}")
-    module, _, cls_name = MODELS[name].rpartition(".")
-    cls = getattr(importlib.import_module(module), cls_name)
+    try:
+        cls = get_model(name, force_simple=True)
+    except Exception as exc:  # noqa: BLE001 - unknown names and failing imports alike
+        raise ValueError(f"gen={name!r} is not a registered model: {exc}") from exc
+    if not isinstance(cls, type) or not issubclass(cls, UnifiedModel) or issubclass(cls, Composed):
+        raise ValueError(f"gen={name!r} is not a unified-model adapter (a UnifiedModel other than composed)")
     if GENERATE_IMAGE not in cls.capabilities:
         raise ValueError(f"gen={name!r} cannot generate images (capabilities: {sorted(cls.capabilities)})")
     return cls(output_dir=output_dir, **args)

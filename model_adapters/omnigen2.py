@@ -29,6 +29,7 @@ class OmniGen2(UnifiedModel):
 
     model_id = "omnigen2"
     capabilities = UNDERSTAND_AND_GENERATE
+    run_only_args = UnifiedModel.run_only_args | {"repo_path"}
 
     def __init__(
         self,

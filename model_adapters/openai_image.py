@@ -35,6 +35,7 @@ class OpenAIImage(UnifiedModel):
 
     model_id = "openai_image"
     capabilities = UNDERSTAND_AND_GENERATE
+    run_only_args = UnifiedModel.run_only_args | {"api_key_env", "max_retries", "timeout"}
 
     def __init__(
         self,

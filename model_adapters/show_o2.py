@@ -200,6 +200,7 @@ class ShowO2(UnifiedModel):
 
     model_id = "show_o2"
     capabilities = UNDERSTAND_AND_GENERATE
+    run_only_args = UnifiedModel.run_only_args | {"repo_path"}
     max_input_images = 1
 
     def __init__(
@@ -237,7 +238,8 @@ class ShowO2(UnifiedModel):
         return ShowO2Backend(repo, self.config, self.pretrained, self.vae_path, self.device, self.dtype)
 
     def describe(self) -> dict[str, Any]:
-        fields = ("pretrained", "config", "guidance_scale", "num_inference_steps", "max_new_tokens")
+        fields = ("pretrained", "vae_path", "config", "guidance_scale", "num_inference_steps")
+        fields += ("max_new_tokens",)
         return {**super().describe(), **{name: getattr(self, name, None) for name in fields}}
 
     def understand(self, images: list[Image.Image], prompt: str, **decoding: Any) -> str:

@@ -81,3 +81,45 @@ def test_every_malformed_output_scores_zero_with_a_reason(tmp_path, monkeypatch)
         if doc_id != 5:
             assert all(sample[m] == 0.0 for m in METRICS), doc_id
     assert out["results"]["uni_mmmu_maze"]["invalid_outputs,none"] == 5
+
+
+def _adapter_classes() -> list[type[UnifiedModel]]:
+    import importlib
+
+    from lmms_eval_unify.plugin import MODELS
+
+    classes = []
+    for path in MODELS.values():
+        module, _, name = path.rpartition(".")
+        cls = getattr(importlib.import_module(module), name)
+        if issubclass(cls, UnifiedModel):
+            classes.append(cls)
+    return classes
+
+
+@pytest.mark.parametrize("cls", _adapter_classes(), ids=lambda cls: cls.model_id)
+def test_describe_names_every_argument_that_changes_outputs(cls):
+    """Resume signatures hash describe(): an argument missing from it lets runs of different
+    configurations reuse each other's outputs (show_o2 once omitted vae_path)."""
+    import torch
+
+    from lmms_eval_unify.model import valid_model_args
+
+    model = object.__new__(cls)
+    arguments = set(valid_model_args(cls)) - {"kwargs"}
+    for name in arguments:
+        setattr(model, name, f"<{name}>")
+    model.seed, model.dtype = 0, torch.float32
+    described = set(model.describe())
+    assert arguments - cls.run_only_args <= described, sorted(arguments - cls.run_only_args - described)
+    assert {"model", "seed", "dtype"} <= described
+
+
+def test_unknown_model_argument_is_rejected_with_the_valid_ones(tmp_path):
+    from lmms_eval_unify.model_adapters.baselines import UnifyRandom
+
+    with pytest.raises(TypeError, match=r"unknown model arguments \['sede'\]; valid: .*'seed'"):
+        UnifyRandom(output_dir=str(tmp_path), sede=3)
+    # lmms-eval adds max_batch_size (and batch_size, device) itself: accepted, typed from strings.
+    model = UnifyRandom(output_dir=str(tmp_path), seed="3", max_batch_size="8", batch_size="2", device="cpu")
+    assert (model.seed, model.batch_size, model.describe()["dtype"]) == (3, 2, "float32")

@@ -25,7 +25,11 @@ def test_wheel_file_list(tmp_path):
     (wheel,) = tmp_path.glob("lmms_eval_unify-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     top_level = {name.split("/")[0] for name in names}
-    assert top_level <= {"lmms_eval_unify", next(n for n in top_level if n.endswith(".dist-info"))}
+    # the one root-level file: the .pth that guards model registration against broken third-party plugins
+    dist_info = next(n for n in top_level if n.endswith(".dist-info"))
+    assert top_level <= {"lmms_eval_unify", dist_info, "lmms_eval_unify_guard.pth"}
+    pth = zipfile.ZipFile(wheel).read("lmms_eval_unify_guard.pth").decode()
+    assert pth.startswith("import lmms_eval_unify.entry_guard")
     for expected in (
         "lmms_eval_unify/tasks/uni_mmmu/uni_mmmu_maze.yaml",
         "lmms_eval_unify/tasks/uni_mmmu/_default_template_yaml",

@@ -2,9 +2,11 @@
 
 import pytest
 from conftest import make_request
-from lmms_eval_unify.model_adapters.composed import Composed, parse_nested_args
+from lmms_eval_unify.model_adapters.composed import Composed, load_generator, parse_nested_args
 from PIL import Image
 
+from lmms_eval_unify.model import UnifiedModel
+from lmms_eval_unify.protocols import GENERATE_IMAGE
 from lmms_eval_unify.record import parse_output
 
 
@@ -16,12 +18,36 @@ def test_nested_arguments_in_every_accepted_spelling():
     assert parse_nested_args("") == {}
 
 
-def test_generator_must_be_one_of_our_adapters(tiny_qwen_vl, tmp_path):
+class SolidColour(UnifiedModel):
+    """An out-of-tree image generator: registered below, never listed in our plugin's ``MODELS``."""
+
+    model_id = "solid_colour_test"
+    capabilities = frozenset({GENERATE_IMAGE})
+
+    def generate_image(self, prompt: str, images: list[Image.Image], **decoding) -> Image.Image:
+        return Image.new("RGB", (8, 8), (len(prompt) % 256, 0, 0))
+
+
+def test_generator_must_be_a_registered_image_generating_adapter(tiny_qwen_vl, tmp_path):
     und_args = f"pretrained={tiny_qwen_vl};device=cpu;device_map=cpu"
-    with pytest.raises(ValueError, match="not one of this plugin's models"):
+    with pytest.raises(ValueError, match="not a registered model"):
         Composed(und="qwen2_5_vl", und_args=und_args, gen="dalle", output_dir=str(tmp_path))
-    with pytest.raises(ValueError, match="not one of this plugin's models"):
-        Composed(und="qwen2_5_vl", und_args=und_args, gen="composed", output_dir=str(tmp_path))
+    for not_an_adapter in ("composed", "qwen2_5_vl"):
+        with pytest.raises(ValueError, match="not a unified-model adapter"):
+            Composed(und="qwen2_5_vl", und_args=und_args, gen=not_an_adapter, output_dir=str(tmp_path))
+
+
+def test_out_of_tree_adapter_is_accepted_as_generator(tmp_path):
+    from lmms_eval.models import MODEL_REGISTRY_V2
+    from lmms_eval.models.registry_v2 import ModelManifest
+
+    path = f"{__name__}.SolidColour"
+    MODEL_REGISTRY_V2.register_manifest(
+        ModelManifest(model_id=SolidColour.model_id, simple_class_path=path), overwrite=True
+    )
+    generator = load_generator(SolidColour.model_id, {"seed": "3"}, str(tmp_path))
+    assert isinstance(generator, SolidColour) and generator.seed == 3
+    assert generator.generate_image("abc", []).getpixel((0, 0)) == (3, 0, 0)
 
 
 def test_builtin_understanding_and_qwen_edit_answer_generate_then_answer(
