@@ -74,7 +74,7 @@ class MediaStore:
             return None
         try:
             record = UnifiedOutput.from_dict(json.loads(path.read_text(encoding="utf-8")))
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, RecursionError):  # a corrupt or hostile record.json: run again
             return None
         if record.signature != signature or record.error:
             return None

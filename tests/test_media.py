@@ -40,3 +40,12 @@ def test_resume_needs_same_signature_and_all_images(tmp_path):
     assert store.load_record("t", 1, "other") is None
     (tmp_path / path).unlink()
     assert store.load_record("t", 1, "abc") is None
+
+
+def test_a_corrupt_or_deeply_nested_saved_record_is_run_again(tmp_path):
+    store = MediaStore(tmp_path)
+    store.save_record("t", 1, UnifiedOutput("direct", text="x", signature="abc"))
+    record = tmp_path / "t" / "1" / "record.json"
+    for text in ("[" * 100_000 + "]" * 100_000, '{"schema": 1', '{"protocol": [1, 2]}'):
+        record.write_text(text)
+        assert store.load_record("t", 1, "abc") is None
