@@ -15,6 +15,7 @@ instruction_following, physics and reasoning -> reasoning; the paper's own names
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import re
 from collections import Counter
@@ -23,6 +24,7 @@ from pathlib import Path
 from PIL import Image, UnidentifiedImageError
 
 from lmms_eval_unify.benchmarks.gapeval.data import category_path, write_rows
+from lmms_eval_unify.benchmarks.release import Problems, report, write_all_or_nothing
 from lmms_eval_unify.scoring.gapeval import CATEGORIES
 
 CATEGORY_MAP = {
@@ -105,25 +107,34 @@ def read_item(folder: Path) -> dict:
 
 
 def prepare(root: Path, out: Path) -> tuple[list[Path], Counter, list[str]]:
-    """(written files, questions per category, problems); nothing is written when there are problems."""
-    folders = sorted(p for p in root.iterdir() if p.is_dir() and p.name.startswith("data_"))
+    """(written folders, questions per category, problems); nothing is written when there are problems."""
+    folders = (
+        sorted(p for p in root.iterdir() if p.is_dir() and p.name.startswith("data_"))
+        if root.is_dir()
+        else []
+    )
     if not folders:
         return [], Counter(), [f"{root}: no data_<id> folders"]
-    rows, problems = [], []
+    rows, problems = [], Problems()
     for folder in folders:
-        try:
-            rows.append(read_item(folder))
-        except ItemError as exc:
-            problems.append(str(exc))
+        with problems.guard(folder.name):
+            try:
+                rows.append(read_item(folder))
+            except ItemError as exc:
+                problems.append(str(exc))
     counts = Counter(row["category"] for row in rows)
     if problems:
         return [], counts, problems
-    written = [
-        write_rows([r for r in rows if r["category"] == c], category_path(out, c))
+    tables = {
+        c: functools.partial(_write_category, [r for r in rows if r["category"] == c])
         for c in CATEGORIES
         if counts[c]
-    ]
-    return written, counts, []
+    }
+    return write_all_or_nothing(category_path(out, CATEGORIES[0]).parent.parent, tables), counts, []
+
+
+def _write_category(rows: list[dict], folder: Path) -> None:
+    write_rows(rows, folder / category_path("", "x").name)
 
 
 def prepare_main(argv: list[str]) -> int:
@@ -138,10 +149,7 @@ def prepare_main(argv: list[str]) -> int:
     )
     args = parser.parse_args(argv)
     written, counts, problems = prepare(args.root, args.out)
-    for problem in problems:
-        print(f"error: {problem}")
-    if problems:
-        print(f"{len(problems)} problem(s); nothing written")
+    if report(problems):
         return 1
     for category in CATEGORIES:
         print(

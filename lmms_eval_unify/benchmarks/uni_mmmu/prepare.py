@@ -8,6 +8,7 @@ item is skipped (exit 1). Maze and sliding come from the Hub copy or ``data gene
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import re
 from pathlib import Path
@@ -15,6 +16,7 @@ from typing import Any
 
 from PIL import Image, UnidentifiedImageError
 
+from lmms_eval_unify.benchmarks.release import Problems, report, write_all_or_nothing
 from lmms_eval_unify.benchmarks.uni_mmmu.data import write_rows
 from lmms_eval_unify.benchmarks.uni_mmmu.svg import UnsafeSVGError, render_svg
 
@@ -160,27 +162,30 @@ SUBTASKS = {
 
 
 def prepare(root: str | Path, out_dir: str | Path) -> list[str]:
-    """Write ``<out>/uni_mmmu/<subtask>/test.parquet`` for every subtask found under ``root``; returns the
-    problems found (empty = all valid; no subtask at all is a problem)."""
-    problems: list[str] = []
-    found = 0
+    """Read every subtask found under ``root``, then write ``<out>/uni_mmmu/<subtask>/test.parquet`` for all of
+    them, or nothing when any item is invalid; returns the problems (no subtask at all is a problem)."""
+    problems = Problems()
+    tables: dict[str, list[dict[str, Any]]] = {}
     for name, (source, rows_of) in SUBTASKS.items():
         if not (Path(root) / source).is_file():
             print(f"{name}: {source} not found, skipped")
             continue
-        found += 1
-        subtask_problems: list[str] = []
-        rows = rows_of(Path(root), subtask_problems)
-        if rows:
-            write_rows(rows, Path(out_dir) / "uni_mmmu" / name / "test.parquet")
-        print(f"{name}: {len(rows)} items written, {len(subtask_problems)} problems")
-        for problem in subtask_problems:
-            print(f"  {problem}")
+        subtask_problems = Problems()
+        with subtask_problems.guard(f"{name} ({source})"):
+            tables[name] = rows_of(Path(root), subtask_problems)
+        print(f"{name}: {len(tables.get(name, []))} valid items, {len(subtask_problems)} problems")
         problems += subtask_problems
-    if not found:
+    if not tables and not problems:
         problems.append(f"no Uni-MMMU data under {root} (expected e.g. {JIGSAW_METADATA})")
-        print(problems[-1])
+    if not problems:
+        writers = {name: functools.partial(_write, rows) for name, rows in tables.items() if rows}
+        for path in write_all_or_nothing(Path(out_dir) / "uni_mmmu", writers):
+            print(f"wrote {path}")
     return problems
+
+
+def _write(rows: list[dict[str, Any]], folder: Path) -> None:
+    write_rows(rows, folder / "test.parquet")
 
 
 def prepare_main(argv: list[str]) -> int:
@@ -189,4 +194,4 @@ def prepare_main(argv: list[str]) -> int:
     parser.add_argument("--root", required=True, help="folder holding the extracted data/ of Uni-MMMU-Eval")
     parser.add_argument("--out", required=True, help="LMMS_EVAL_UNIFY_DATA_DIR to write")
     args = parser.parse_args(argv)
-    return 1 if prepare(args.root, args.out) else 0
+    return report(prepare(args.root, args.out))

@@ -76,4 +76,4 @@ def test_prepare_lists_every_problem_and_writes_nothing(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "unknown category 'cooking'" in printed and "missing gen_prompt" in printed
     assert "without an input image" in printed and "unreadable image" in printed
-    assert "4 problem(s); nothing written" in printed and not (tmp_path / "out").exists()
+    assert "4 problem(s) in the release; nothing was written" in printed and not (tmp_path / "out").exists()

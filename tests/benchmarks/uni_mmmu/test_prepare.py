@@ -2,6 +2,7 @@ import json
 
 import datasets
 import numpy as np
+import pytest
 
 from lmms_eval_unify.benchmarks.uni_mmmu.code import generate_code_items
 from lmms_eval_unify.benchmarks.uni_mmmu.data import prepare_main
@@ -46,8 +47,9 @@ def test_prepare_reports_missing_files(tmp_path, capsys):
     _official_layout(tmp_path / "src", 2)
     (tmp_path / "src" / JIGSAW_METADATA.parent / "1_cand0_image.png").unlink()
     assert prepare_main(["--root", str(tmp_path / "src"), "--out", str(tmp_path / "out")]) == 1
-    assert "missing 1_cand0_image.png" in capsys.readouterr().out
-    assert len(datasets.Dataset.from_parquet(str(tmp_path / "out/uni_mmmu/jigsaw/test.parquet"))) == 1
+    printed = capsys.readouterr().out
+    assert "missing 1_cand0_image.png" in printed and "nothing was written" in printed
+    assert not list((tmp_path / "out").rglob("*.parquet"))  # all or nothing
 
 
 def _official_judged_layout(root, n):
@@ -117,9 +119,31 @@ def test_prepare_reports_broken_judged_items(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "book__q_1: unreadable imgs/1_auxiliary_image.png" in printed
     assert "case_01: empty output_prompt" in printed
-    assert "SVG does not render safely" in printed
-    for name in ("geometry", "science", "code"):
-        assert len(datasets.Dataset.from_parquet(str(tmp_path / f"out/uni_mmmu/{name}/test.parquet"))) == 2
+    assert (
+        "SVG does not render safely" in printed
+        and "3 problem(s) in the release; nothing was written" in printed
+    )
+    assert not list((tmp_path / "out").rglob("*.parquet"))
+
+
+def test_a_failed_prepare_keeps_the_data_written_before(tmp_path, capsys):
+    _official_layout(tmp_path / "src", 2)
+    assert prepare_main(["--root", str(tmp_path / "src"), "--out", str(tmp_path / "out")]) == 0
+    written = tmp_path / "out/uni_mmmu/jigsaw/test.parquet"
+    before = written.read_bytes()
+    (tmp_path / "src" / JIGSAW_METADATA.parent / "1_cand0_image.png").write_bytes(b"\x89PNG truncated")
+    assert prepare_main(["--root", str(tmp_path / "src"), "--out", str(tmp_path / "out")]) == 1
+    assert written.read_bytes() == before and not list((tmp_path / "out/uni_mmmu").glob(".prepare-*"))
+
+
+@pytest.mark.parametrize("bad", [[1, 2], "text", 7, None, {"book": [1]}, {"book": {"q": "not a dict"}}])
+def test_wrongly_typed_release_files_are_listed_not_raised(tmp_path, capsys, bad):
+    _official_judged_layout(tmp_path / "src", 2)
+    (tmp_path / "src" / GEOMETRY_JSON).write_text(json.dumps(bad))
+    assert prepare_main(["--root", str(tmp_path / "src"), "--out", str(tmp_path / "out")]) == 1
+    printed = capsys.readouterr().out
+    assert "PROBLEM" in printed and "Traceback" not in printed
+    assert not list((tmp_path / "out").rglob("*.parquet"))
 
 
 def test_prepare_without_any_official_data_fails(tmp_path, capsys):
