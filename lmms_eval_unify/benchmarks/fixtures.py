@@ -55,7 +55,7 @@ def write_parquet(
     }
     encoded = [
         {
-            key: png_cell(value)
+            key: (None if value is None else png_cell(value))
             if key in images
             else [png_cell(v) for v in value]
             if key in image_lists

@@ -10,12 +10,14 @@ non-unique ids (rows keep their list index as ``index``).
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
 from lmms_eval_unify.benchmarks.fixtures import write_parquet
+from lmms_eval_unify.benchmarks.release import Problems, report, write_all_or_nothing
 
 UNIFY_FILES = {
     "iee": "Unified_Explanation.json",
@@ -85,109 +87,119 @@ def _all_resolved(media: MediaIndex, paths: list[str]) -> list[str] | None:
     return None if any(r is None for r in resolved) else resolved
 
 
-def understanding_rows(items: list[dict], media: MediaIndex) -> dict[str, list[dict]]:
+def understanding_rows(items: list[dict], media: MediaIndex, problems: Problems) -> dict[str, list[dict]]:
     out: dict[str, list[dict]] = {k: [] for k in UNDERSTANDING_FOLDERS.values()}
     for index, item in enumerate(items):
-        subtask = UNDERSTANDING_FOLDERS.get(Path(item["image"][0]).parts[0])
-        if subtask is None:
-            raise ValueError(f"understanding item {index}: unknown media folder of {item['image'][0]!r}")
-        paths = _all_resolved(media, list(item["image"]))
-        if paths is None:
-            continue
-        row = {
-            "index": index,
-            "question_id": int(item["question_id"]),
-            "question": item["question"],
-            "choice": list(item["choice"]),
-            "answer": item["answer"],
-            "category": item.get("category", ""),
-            "subcategory": item.get("subcategory", ""),
-            "source": item.get("source", ""),
-        }
-        if subtask == "vpu":
-            row["video"] = paths[0]
-        else:
-            row["image"] = paths
-        if subtask == "mitiu":
-            row["data_type"], row["level"] = item.get("data_type", ""), item.get("level", "")
-        out[subtask].append(row)
+        with problems.guard(f"Understanding_Unified.json item {index}"):
+            subtask = UNDERSTANDING_FOLDERS.get(Path(item["image"][0]).parts[0])
+            if subtask is None:
+                raise ValueError(f"understanding item {index}: unknown media folder of {item['image'][0]!r}")
+            paths = _all_resolved(media, list(item["image"]))
+            if paths is None:
+                continue
+            row = {
+                "index": index,
+                "question_id": int(item["question_id"]),
+                "question": item["question"],
+                "choice": list(item["choice"]),
+                "answer": item["answer"],
+                "category": item.get("category", ""),
+                "subcategory": item.get("subcategory", ""),
+                "source": item.get("source", ""),
+            }
+            if subtask == "vpu":
+                row["video"] = paths[0]
+            else:
+                row["image"] = paths
+            if subtask == "mitiu":
+                row["data_type"], row["level"] = item.get("data_type", ""), item.get("level", "")
+            out[subtask].append(row)
     return out
 
 
-def generation_rows(items: list[dict], media: MediaIndex) -> tuple[dict[str, list[dict]], int]:
+def generation_rows(
+    items: list[dict], media: MediaIndex, problems: Problems
+) -> tuple[dict[str, list[dict]], int]:
     out: dict[str, list[dict]] = {k: [] for k in GENERATION_CATEGORIES.values()}
     no_reference = 0
     for index, item in enumerate(items):
-        subtask = GENERATION_CATEGORIES[item["category"]]
-        data = item.get("data") or {}
-        row = {
-            "index": index,
-            "id": int(item.get("id", index)),
-            "category": item["category"],
-            "source": item.get("source", ""),
-            "Text_Prompt": item.get("Text_Prompt", ""),
-        }
-        if subtask == "tvg":
-            if not data.get("image"):
-                no_reference += 1
-                row["video"] = ""
-            else:
-                resolved = media.resolve(data["image"])  # TVG's reference .mp4 is stored under "image"
-                if resolved is None:
-                    continue
-                row["video"] = resolved
+        with problems.guard(f"Generation_Unified.json item {index}"):
+            subtask = GENERATION_CATEGORIES[item["category"]]
+            data = item.get("data") or {}
+            row = {
+                "index": index,
+                "id": int(item.get("id", index)),
+                "category": item["category"],
+                "source": item.get("source", ""),
+                "subcategory": item.get("subcategory", ""),
+                "Text_Prompt": item.get("Text_Prompt", ""),
+            }
+            if subtask == "tie":  # the mask of the 200 mask-guided edits (None for the other 400)
+                row["mask_img"] = media.resolve(data["mask_img"]) if data.get("mask_img") else None
+            if subtask == "tvg":
+                if not data.get("image"):
+                    no_reference += 1
+                    row["video"] = ""
+                else:
+                    resolved = media.resolve(data["image"])  # TVG's reference .mp4 is stored under "image"
+                    if resolved is None:
+                        continue
+                    row["video"] = resolved
+                out[subtask].append(row)
+                continue
+            fields = {"fir": ("image",), "tie": ("image", "edited_image"), "tig": ("image",)}.get(
+                subtask, ("image", "video")
+            )
+            paths = _all_resolved(media, [data[f] for f in fields])
+            if paths is None:
+                continue
+            row.update(dict(zip(fields, paths, strict=True)))
             out[subtask].append(row)
-            continue
-        fields = {"fir": ("image",), "tie": ("image", "edited_image"), "tig": ("image",)}.get(
-            subtask, ("image", "video")
-        )
-        paths = _all_resolved(media, [data[f] for f in fields])
-        if paths is None:
-            continue
-        row.update(dict(zip(fields, paths, strict=True)))
-        out[subtask].append(row)
     return out, no_reference
 
 
-def unify_rows(subtask: str, items: list[dict], media: MediaIndex) -> list[dict]:
+def unify_rows(subtask: str, items: list[dict], media: MediaIndex, problems: Problems) -> list[dict]:
     rows = []
     for index, item in enumerate(items):
-        data = item["data"]
-        if subtask == "vcot":
-            steps = sorted((k for k in data if k.startswith("Step_")), key=lambda k: int(k.split("_")[1]))
-            paths = _all_resolved(media, [data[k] for k in steps])
-            if paths is None:
+        with problems.guard(f"{UNIFY_FILES[subtask]} item {index}"):
+            data = item["data"]
+            if subtask == "vcot":
+                steps = sorted((k for k in data if k.startswith("Step_")), key=lambda k: int(k.split("_")[1]))
+                paths = _all_resolved(media, [data[k] for k in steps])
+                if paths is None:
+                    continue
+                size = int(str(item.get("subcategory", "data_3x3")).rsplit("_", 1)[-1].split("x")[0])
+                rows.append(
+                    {
+                        "index": index,
+                        "id": int(item.get("id", index)),
+                        "subcategory": item.get("subcategory", ""),
+                        "grid_size": size,
+                        "actions": list(data["Action"]),
+                        "coordinates": [json.dumps(c) for c in data["Coordinate"]],
+                        "step_images": paths,
+                        # the release has no separate initial map; Step_0 is shown (inferred, see the fidelity note)
+                        "initial_image": paths[0],
+                    }
+                )
                 continue
-            size = int(str(item.get("subcategory", "data_3x3")).rsplit("_", 1)[-1].split("x")[0])
+            inputs = _all_resolved(media, [data[k] for k in INPUTS[subtask]])
+            candidates = _all_resolved(media, [data[k] for k in CANDIDATES[subtask]])
+            if inputs is None or candidates is None:
+                continue
             rows.append(
                 {
                     "index": index,
-                    "id": int(item.get("id", index)),
-                    "subcategory": item.get("subcategory", ""),
-                    "grid_size": size,
-                    "actions": list(data["Action"]),
-                    "coordinates": [json.dumps(c) for c in data["Coordinate"]],
-                    "step_images": paths,
-                    # the release has no separate initial map; Step_0 is shown (inferred, see the fidelity note)
-                    "initial_image": paths[0],
+                    "id": int(item.get("question_id", item.get("id", index))),
+                    "question": item.get(
+                        "question", "How many differences are there between img_a and img_b?"
+                    ),
+                    "choice": list(item["choice"]),
+                    "answer": item["answer"],
+                    "inputs": inputs,
+                    "candidates": candidates,
                 }
             )
-            continue
-        inputs = _all_resolved(media, [data[k] for k in INPUTS[subtask]])
-        candidates = _all_resolved(media, [data[k] for k in CANDIDATES[subtask]])
-        if inputs is None or candidates is None:
-            continue
-        rows.append(
-            {
-                "index": index,
-                "id": int(item.get("question_id", item.get("id", index))),
-                "question": item.get("question", "How many differences are there between img_a and img_b?"),
-                "choice": list(item["choice"]),
-                "answer": item["answer"],
-                "inputs": inputs,
-                "candidates": candidates,
-            }
-        )
     return rows
 
 
@@ -203,7 +215,7 @@ def _is_cell(value: object) -> bool:
 IMAGE_LISTS: dict[str, tuple[str, ...]] = {"sipu": ("image",), "mitiu": ("image",), "vcot": ("step_images",)}
 IMAGES: dict[str, tuple[str, ...]] = {
     "fir": ("image",),
-    "tie": ("image", "edited_image"),
+    "tie": ("image", "edited_image", "mask_img"),
     "tig": ("image",),
     "vcot": ("initial_image",),
 }
@@ -212,7 +224,9 @@ IMAGES: dict[str, tuple[str, ...]] = {
 def _as_images(rows: list[dict], keys: tuple[str, ...], lists: tuple[str, ...]) -> list[dict]:
     from PIL import Image
 
-    def load(path: str) -> Image.Image:
+    def load(path: str | None) -> Image.Image | None:
+        if path is None:
+            return None
         with Image.open(path) as handle:
             return handle.convert("RGB")
 
@@ -222,46 +236,68 @@ def _as_images(rows: list[dict], keys: tuple[str, ...], lists: tuple[str, ...]) 
     return rows
 
 
+def _image_columns(subtask: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(single-image columns, image-list columns) of a subtask's table."""
+    lists = IMAGE_LISTS.get(subtask, ("inputs", "candidates") if subtask in CANDIDATES else ())
+    keys = IMAGES.get(subtask, ("image",) if subtask in ("civg", "vp") else ())
+    return keys, lists
+
+
+def _write_subtask(subtask: str, rows: list[dict], folder: Path) -> None:
+    keys, lists = _image_columns(subtask)
+    write_parquet(_as_images(rows, keys, lists), folder / "test.parquet", images=keys, image_lists=lists)
+
+
+def _load_json(annotations: Path, name: str) -> object:
+    return json.loads(_find(annotations, name).read_text(encoding="utf-8"))
+
+
 def prepare(
     annotations: str | Path, media_root: str | Path, out_dir: str | Path, log: Callable = print
-) -> int:
-    """Write ``<out>/mme_unify/<subtask>/test.parquet``; returns the number of missing media files."""
+) -> list[str]:
+    """Validate the whole release, then write ``<out>/mme_unify/<subtask>/test.parquet`` for every subtask, or
+    nothing when there is any problem (missing or unreadable media, malformed items); returns the problems."""
     annotations, media = Path(annotations), MediaIndex(Path(media_root))
+    problems = Problems()
     tables: dict[str, list[dict]] = {}
-    tables.update(
-        understanding_rows(json.loads(_find(annotations, "Understanding_Unified.json").read_text()), media)
-    )
-    generation, no_reference = generation_rows(
-        json.loads(_find(annotations, "Generation_Unified.json").read_text()), media
-    )
-    tables.update(generation)
+    no_reference = 0
+    with problems.guard("Understanding_Unified.json"):
+        tables.update(
+            understanding_rows(_load_json(annotations, "Understanding_Unified.json"), media, problems)
+        )
+    with problems.guard("Generation_Unified.json"):
+        generation, no_reference = generation_rows(
+            _load_json(annotations, "Generation_Unified.json"), media, problems
+        )
+        tables.update(generation)
     for subtask, name in UNIFY_FILES.items():
-        tables[subtask] = unify_rows(subtask, json.loads(_find(annotations, name).read_text()), media)
-    root = Path(out_dir) / "mme_unify"
+        with problems.guard(name):
+            tables[subtask] = unify_rows(subtask, _load_json(annotations, name), media, problems)
+    problems += [f"missing media file {path}" for path in media.missing]
+    for subtask, rows in tables.items():
+        keys, lists = _image_columns(subtask)
+        for row in rows:
+            paths = [row[k] for k in keys if row.get(k)] + [p for k in lists for p in row.get(k, [])]
+            for path in paths:
+                problems.check_image(path, f"{subtask} item {row['index']}")
     for subtask, rows in tables.items():
         log(f"{subtask}: {len(rows)} items")
-        if not rows:
-            continue
-        lists = IMAGE_LISTS.get(subtask, ("inputs", "candidates") if subtask in CANDIDATES else ())
-        keys = IMAGES.get(subtask, ("image",) if subtask in ("civg", "vp") else ())
-        write_parquet(
-            _as_images(rows, keys, lists), root / subtask / "test.parquet", images=keys, image_lists=lists
-        )
     log(f"TVG items without reference video (skipped when scoring): {no_reference}")
-    log(f"VCoT items with malformed coordinates: {malformed_coordinates(tables['vcot'])}")
+    log(f"VCoT items with malformed coordinates: {malformed_coordinates(tables.get('vcot', []))}")
     for change, count in media.renamed.items():
         log(f"media found under another extension ({change}): {count}")
-    for path in media.missing:
-        log(f"MISSING {path}")
-    log(f"missing media files: {len(media.missing)} (their items were left out)")
-    return len(media.missing)
+    if not problems:
+        writers = {s: functools.partial(_write_subtask, s, rows) for s, rows in tables.items() if rows}
+        for path in write_all_or_nothing(Path(out_dir) / "mme_unify", writers):
+            log(f"wrote {path}")
+    return problems
 
 
 def prepare_main(argv: list[str]) -> int:
-    """``lmms-eval-unify data prepare mme_unify --annotations DIR --media DIR --out DIR``; exit 1 if files miss."""
+    """``lmms-eval-unify data prepare mme_unify --annotations DIR --media DIR --out DIR``; exit 1 on any problem."""
     parser = argparse.ArgumentParser(prog="lmms-eval-unify data prepare mme_unify", description=__doc__)
     parser.add_argument("--annotations", required=True, help="the GitHub repository's Unify_Dataset/ folder")
     parser.add_argument("--media", required=True, help="local copy of the Hub dataset wulin222/MME-Unify")
     parser.add_argument("--out", required=True, help="LMMS_EVAL_UNIFY_DATA_DIR to write")
     args = parser.parse_args(argv)
-    return 1 if prepare(args.annotations, args.media, args.out) else 0
+    return report(prepare(args.annotations, args.media, args.out))

@@ -3,6 +3,7 @@
 import json
 
 import datasets
+import pytest
 from PIL import Image
 
 from lmms_eval_unify.benchmarks.mme_unify.data import prepare_main, write_video
@@ -68,6 +69,29 @@ def _release(tmp_path):
             "data": {"image": _png(media, "Fine-Grained_Image_Reconstruction/f.png")},
         },
         {
+            "category": "Text-Image_Editing",
+            "Text_Prompt": "remove the dot",
+            "source": "Imagenhub",
+            "subcategory": "Mask guided image editing",
+            "id": 2,
+            "data": {
+                "image": _png(media, "Text-Image_Editing/i.png"),
+                "edited_image": _png(media, "Text-Image_Editing/e.png", "blue"),
+                "mask_img": _png(media, "Text-Image_Editing/m.png", "white"),
+            },
+        },
+        {
+            "category": "Text-Image_Editing",
+            "Text_Prompt": "make it blue",
+            "source": "Emu_Edit",
+            "subcategory": "color",
+            "id": 3,
+            "data": {
+                "image": _png(media, "Text-Image_Editing/i.png"),
+                "edited_image": _png(media, "Text-Image_Editing/e.png", "blue"),
+            },
+        },
+        {
             "category": "Text-to-Video_Generation",
             "Text_Prompt": "a dog",
             "source": "MSR-VTT",
@@ -114,10 +138,15 @@ def _release(tmp_path):
 def test_prepare_validates_files_and_reports_oddities(tmp_path):
     ann, media = _release(tmp_path)
     out, lines = tmp_path / "out", []
-    assert prepare(ann, media, out, log=lines.append) == 1
+    problems = prepare(ann, media, out, log=lines.append)
+    assert problems == ["missing media file Multiple_Images_and_Text_Interlaced/missing.png"]
+    assert not out.exists() or not list(out.rglob("*.parquet"))  # nothing is written while anything is wrong
+    assert prepare_main(["--annotations", str(ann), "--media", str(media), "--out", str(out)]) == 1
+    _png(media, "Multiple_Images_and_Text_Interlaced/missing.png")
+    lines.clear()
+    assert prepare(ann, media, out, log=lines.append) == []
     report = "\n".join(lines)
-    assert "MISSING Multiple_Images_and_Text_Interlaced/missing.png" in report
-    assert "sipu: 1 items" in report and "mitiu: 0 items" in report and "vpu: 1 items" in report
+    assert "sipu: 1 items" in report and "mitiu: 1 items" in report and "vpu: 1 items" in report
     assert "TVG items without reference video (skipped when scoring): 1" in report
     assert "VCoT items with malformed coordinates: 1" in report
     assert "(.jpg->.jfif): 1" in report
@@ -125,4 +154,28 @@ def test_prepare_validates_files_and_reports_oddities(tmp_path):
     assert len(csq[0]["candidates"]) == 4 and csq[0]["answer"] == "C"
     vcot = datasets.load_dataset("parquet", data_files=str(out / "mme_unify/vcot/test.parquet"))["train"]
     assert vcot[0]["grid_size"] == 5 and vcot[0]["actions"][-1] == "Finish"
+    tie = datasets.load_dataset("parquet", data_files=str(out / "mme_unify/tie/test.parquet"))["train"]
+    assert [r["subcategory"] for r in tie] == ["Mask guided image editing", "color"]
+    assert tie[0]["mask_img"].getpixel((0, 0)) == (255, 255, 255) and tie[1]["mask_img"] is None
+    assert prepare_main(["--annotations", str(ann), "--media", str(media), "--out", str(out)]) == 0
+
+
+@pytest.mark.parametrize(
+    "corrupt",
+    [
+        lambda ann, media: (media / "Visual_CoT/s1.png").write_bytes(b"\x89PNG\r\n\x1a\n broken"),
+        lambda ann, media: (ann / "Uinfy_capability/Visual_CoT.json").write_text('[{"data": 7}]'),
+        lambda ann, media: (ann / "Uinfy_capability/Spot_Diff.json").write_text('{"not": "a list"}'),
+        lambda ann, media: (ann / "Generation/Generation_Unified.json").write_text("[1, [2], null]"),
+        lambda ann, media: (ann / "Uinfy_capability/Common_Sense_Question.json").write_text("{broken json"),
+    ],
+)
+def test_a_malformed_release_is_listed_and_nothing_is_written(tmp_path, capsys, corrupt):
+    ann, media = _release(tmp_path)
+    _png(media, "Multiple_Images_and_Text_Interlaced/missing.png")
+    corrupt(ann, media)
+    out = tmp_path / "out"
     assert prepare_main(["--annotations", str(ann), "--media", str(media), "--out", str(out)]) == 1
+    printed = capsys.readouterr().out
+    assert "PROBLEM" in printed and "nothing was written" in printed and "Traceback" not in printed
+    assert not out.exists() or not list(out.rglob("*.parquet"))
