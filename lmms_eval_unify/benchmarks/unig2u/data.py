@@ -14,6 +14,7 @@ choice / counting items in one file with both ``type`` values.
 from __future__ import annotations
 
 import base64
+import functools
 import io
 import random
 import shutil
@@ -26,6 +27,7 @@ import datasets
 from PIL import Image, ImageDraw
 
 from lmms_eval_unify.benchmarks.fixtures import png_cell, sample_photo, write_parquet
+from lmms_eval_unify.benchmarks.release import Problems, report, write_all_or_nothing
 from lmms_eval_unify.benchmarks.uni_mmmu.jigsaw import generate_jigsaw_items
 from lmms_eval_unify.benchmarks.unig2u.prompts import SCENES, SHAPES
 from lmms_eval_unify.benchmarks.unig2u.subtasks import (
@@ -348,31 +350,49 @@ def generate(out_dir: str | Path, n: int, seed: int = 0) -> list[Path]:
     return [*written, *_puzzles(root, n, seed)]
 
 
-def prepare(snapshot: str | Path, out_dir: str | Path) -> list[Path]:
+def prepare(snapshot: str | Path, out_dir: str | Path) -> tuple[list[Path], list[str]]:
     """Copy the files of every implemented subtask from a downloaded snapshot of ``kkv233/unig2u_dataset``
-    into ``<out>/unig2u/`` (same relative paths), checking that each has the paper's number of rows."""
+    into ``<out>/unig2u/`` (same relative paths), after checking that every file is there, readable, and that
+    each subtask has the paper's number of rows. Returns (copied files, problems); nothing is copied when
+    there is any problem."""
     from lmms_eval_unify.benchmarks.unig2u.subtasks import SUBTASKS
 
     snapshot, root = Path(snapshot), Path(out_dir) / "unig2u"
-    copied = []
+    problems = Problems()
+    files: set[str] = set()
     for subtask in SUBTASKS.values():
         rows = 0
-        for relative in subtask.files:
-            source = snapshot / relative
-            if not source.is_file():
-                raise FileNotFoundError(
-                    f"{source} is missing: download kkv233/unig2u_dataset into {snapshot}"
+        with problems.guard(subtask.name):
+            for relative in subtask.files:
+                source = snapshot / relative
+                if not source.is_file():
+                    raise FileNotFoundError(
+                        f"{source} is missing: download kkv233/unig2u_dataset into {snapshot}"
+                    )
+                table = datasets.Dataset.from_parquet(str(source))
+                rows += (
+                    sum(t == subtask.doc_type for t in table["type"]) if subtask.doc_type else table.num_rows
                 )
-            table = datasets.Dataset.from_parquet(str(source))
-            rows += sum(t == subtask.doc_type for t in table["type"]) if subtask.doc_type else table.num_rows
-            target = root / relative
-            if target not in copied:
-                target.parent.mkdir(parents=True, exist_ok=True)
-                shutil.copyfile(source, target)
-                copied.append(target)
-        if rows != subtask.n:
-            raise ValueError(f"{subtask.name}: {rows} rows in {subtask.files}, the paper has {subtask.n}")
-    return copied
+                files.add(relative)
+            if rows != subtask.n:
+                raise ValueError(f"{rows} rows in {subtask.files}, the paper has {subtask.n}")
+    if problems:
+        return [], problems
+    by_folder: dict[str, list[str]] = {}
+    for relative in sorted(files):
+        by_folder.setdefault(Path(relative).parts[0], []).append(relative)
+    writers = {
+        folder: functools.partial(_copy_files, snapshot, folder, names) for folder, names in by_folder.items()
+    }
+    write_all_or_nothing(root, writers)
+    return [root / relative for relative in sorted(files)], []
+
+
+def _copy_files(snapshot: Path, folder: str, names: list[str], staging: Path) -> None:
+    for relative in names:
+        target = staging / Path(relative).relative_to(folder)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(snapshot / relative, target)
 
 
 def prepare_main(argv: list[str]) -> int:
@@ -385,6 +405,7 @@ def prepare_main(argv: list[str]) -> int:
     )
     parser.add_argument("--out", required=True, help="LMMS_EVAL_UNIFY_DATA_DIR to write")
     args = parser.parse_args(argv)
-    for path in prepare(args.snapshot, args.out):
+    copied, problems = prepare(args.snapshot, args.out)
+    for path in copied:
         print(path)
-    return 0
+    return report(problems)

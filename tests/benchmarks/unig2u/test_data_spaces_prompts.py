@@ -105,11 +105,12 @@ def test_random_answers_land_at_the_analytic_chance_level(name, data_dir):
 def test_prepare_copies_a_snapshot_and_checks_the_paper_sizes(data_dir, tmp_path):
     from lmms_eval_unify.benchmarks.unig2u.data import prepare
 
-    # The generated set has 6 rows per file, not the paper's sizes: prepare refuses it.
-    with pytest.raises(ValueError, match="the paper has 100"):
-        prepare(data_dir / "unig2u", tmp_path / "out")
-    with pytest.raises(FileNotFoundError, match="kkv233/unig2u_dataset"):
-        prepare(tmp_path / "empty", tmp_path / "out")
+    # The generated set has 6 rows per file, not the paper's sizes: prepare lists every subtask and copies nothing.
+    copied, problems = prepare(data_dir / "unig2u", tmp_path / "out")
+    assert not copied and len(problems) == len(SUBTASKS) and "the paper has 100" in " ".join(problems)
+    assert not (tmp_path / "out").exists()
+    copied, problems = prepare(tmp_path / "empty", tmp_path / "out")
+    assert not copied and all("download kkv233/unig2u_dataset" in p for p in problems)
 
 
 def test_prepare_mirrors_the_snapshot_layout(data_dir, tmp_path, monkeypatch):
@@ -120,8 +121,8 @@ def test_prepare_mirrors_the_snapshot_layout(data_dir, tmp_path, monkeypatch):
 
     sizes = {name: dataclasses.replace(s, n=6 * len(s.files)) for name, s in SUBTASKS.items()}
     monkeypatch.setattr(subtasks, "SUBTASKS", sizes)
-    copied = prepare(data_dir / "unig2u", tmp_path / "out")
-    assert len(copied) == len({f for s in SUBTASKS.values() for f in s.files})
+    copied, problems = prepare(data_dir / "unig2u", tmp_path / "out")
+    assert problems == [] and len(copied) == len({f for s in SUBTASKS.values() for f in s.files})
     assert resolve_files([HUB_ROOT + "vsp/vsp_collision_50.parquet"], str(tmp_path / "out"))
 
 
