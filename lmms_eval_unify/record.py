@@ -245,16 +245,23 @@ def _read_file(path: Path) -> bytes:
         return handle.read(MAX_IMAGE_BYTES + 1)
 
 
-def _read_image(path: Path) -> Image.Image:
-    """Decode one image strictly: too many pixels is refused before decoding, a PNG must pass ``verify``
-    (chunk CRCs and a complete stream, which lmms-eval's global truncated-image tolerance skips), and the
-    decoder must fill every pixel."""
+def read_image_file(path: Path) -> bytes:
+    """The bytes of an image file that passed the strict checks: a regular file of at most
+    :data:`MAX_IMAGE_BYTES`, at most :data:`MAX_IMAGE_PIXELS` pixels (refused before decoding), and a
+    structure that passes ``verify`` (for PNG every chunk CRC and a complete stream, which lmms-eval's global
+    truncated-image tolerance skips)."""
     data = _read_file(path)
     with Image.open(io.BytesIO(data)) as probe:
         width, height = probe.size
         if width * height > MAX_IMAGE_PIXELS:
             raise ImageTooLargeError(f"image too large: {width}x{height} pixels > {MAX_IMAGE_PIXELS}")
         probe.verify()
+    return data
+
+
+def _read_image(path: Path) -> Image.Image:
+    """Decode one image strictly (:func:`read_image_file`); the decoder must fill every pixel."""
+    data = read_image_file(path)
     with Image.open(io.BytesIO(data)) as handle:
         handle.load()
         return handle.convert("RGB")

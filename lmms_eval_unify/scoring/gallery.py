@@ -25,7 +25,7 @@ from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
 
-from lmms_eval_unify.record import UnsafePathError, parse_output, resolve_media_path
+from lmms_eval_unify.record import UnsafePathError, parse_output, read_image_file, resolve_media_path
 from lmms_eval_unify.scoring.results_io import find_results_files, load_results, model_label
 from lmms_eval_unify.scoring.samples import sample_unsupported
 from lmms_eval_unify.task import DATA_DIR_ENV
@@ -78,7 +78,7 @@ class MediaSite:
             with Image.open(io.BytesIO(data)) as image:
                 image.load()
                 thumb = image.convert("RGBA" if image.mode in ("RGBA", "LA", "P") else "RGB")
-        except (UnidentifiedImageError, OSError, ValueError):
+        except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError):
             return None
         full = f"media/full/{key}.png"
         small = f"media/thumb/{key}.png"
@@ -92,9 +92,11 @@ class MediaSite:
         return self.done[key]
 
     def add_file(self, path: Path) -> dict[str, str] | None:
+        """Like :meth:`add` for a file, read with the scorers' checks (regular file, size, pixel and
+        structure limits); None when it fails them."""
         try:
-            return self.add(path.read_bytes())
-        except OSError:
+            return self.add(read_image_file(path))
+        except (OSError, ValueError, SyntaxError, Image.DecompressionBombError):
             return None
 
 
@@ -175,12 +177,15 @@ def _jsonable(value: object) -> object:
 
 
 def media_roots(record_root: str, run_dirs: Sequence[Path]) -> list[Path]:
-    """Where a record's media may be: its own root, or the same model folder under ``unify_media`` beside
-    the results file or one level up (the run folder was moved or copied since)."""
+    """Where a record's media may be: its own root when that lies inside a run folder, or the same model
+    folder under ``unify_media`` beside the results file or one level up (the run folder was moved or copied
+    since). A root elsewhere is never read: a record cannot make the gallery copy files from outside."""
     if not record_root:
         return []
+    bases = [base.resolve() for d in run_dirs for base in (d, d.parent)]
     name = Path(record_root).name
-    return [Path(record_root), *(base / "unify_media" / name for d in run_dirs for base in (d, d.parent))]
+    own = [Path(record_root)] if any(Path(record_root).resolve().is_relative_to(b) for b in bases) else []
+    return [*own, *(base / "unify_media" / name for base in bases)]
 
 
 def resolve_image(relative: str, roots: Sequence[Path]) -> Path | None:

@@ -249,3 +249,28 @@ def test_gallery_of_a_real_lmms_eval_run(tmp_path):
         assert doc["prompt"].startswith("You are a precise maze solver")
         assert [c["column"] for c in doc["doc_images"]] == ["initial_image"]
         assert answer["headline"] == "text_sample_acc" and answer["correct"] is not None
+
+
+def test_records_cannot_make_the_gallery_read_outside_the_run(tmp_path):
+    """A record whose root lies outside the run folder, a symlink out of the media folder and a named pipe:
+    none is copied into the site, nothing hangs, and the images show as missing."""
+    outside = tmp_path / "secret"
+    png(outside / TASK / "0" / "step_01.png", (255, 0, 0))
+    out = tmp_path / "out"
+    media = out / "unify_media" / "m"
+    (media / TASK / "1").mkdir(parents=True)
+    (media / TASK / "1" / "step_01.png").symlink_to(outside / TASK / "0" / "step_01.png")
+    (media / TASK / "2").mkdir(parents=True)
+    os.mkfifo(media / TASK / "2" / "step_01.png")
+    rows = []
+    for doc_id, root in ((0, outside), (1, media), (2, media)):
+        output = UnifiedOutput("image_only", images=[f"{TASK}/{doc_id}/step_01.png"], root=str(root))
+        rows.append(
+            {"filtered_resps": output.to_json(), "target": "", "text_sample_acc": 0.0, "invalid_outputs": ""}
+        )
+    write_run(out, "m", {TASK: rows})
+    assert main([str(out), "-o", str(tmp_path / "site")]) == 0
+    data = json.loads((tmp_path / "site" / "gallery.json").read_text())
+    images = [a["output"]["images"][0] for d in data["docs"] for a in d["answers"]]
+    assert len(images) == 3 and all("missing" in image for image in images)
+    assert not list((tmp_path / "site" / "media" / "full").iterdir())
