@@ -6,6 +6,7 @@ import argparse
 import importlib
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -16,6 +17,8 @@ from lmms_eval_unify.plugin import tasks_path
 
 DEMO_MODELS = ("unify_oracle", "unify_random")
 DEMO_TASKS = {"uni_mmmu_maze": "maze", "uni_mmmu_sliding": "sliding"}
+DEMO_BAND_DRAWS = 1000
+"""Simulated draws behind the demo's 95% band of the random baseline."""
 PUZZLE_METRICS = ("text_sample_acc", "text_step_acc", "img_sample_acc", "img_step_acc")
 
 
@@ -77,33 +80,57 @@ def run_lmms_eval(model: str, tasks: str, output_path: Path, data_dir: Path, ext
     return results[-1]
 
 
+def _percent_cell(value: float | tuple[float, float] | str) -> str:
+    """A score as a percentage, a (low, high) band as ``low–high``."""
+    if isinstance(value, tuple):
+        return "–".join(f"{100 * v:.1f}" for v in value)
+    return f"{100 * value:.1f}" if isinstance(value, float) else str(value)
+
+
 def _cmd_demo(args: argparse.Namespace) -> int:
     from lmms_eval_unify.puzzles import DOMAINS
-    from lmms_eval_unify.puzzles.dataset import random_baseline_expectation, write_uni_mmmu_puzzles
+    from lmms_eval_unify.puzzles.dataset import (
+        random_baseline_band,
+        random_baseline_expectation,
+        write_uni_mmmu_puzzles,
+    )
 
     out = Path(args.out).resolve()
     data_dir = out / "data"
     write_uni_mmmu_puzzles(data_dir, args.n, args.n, args.seed)
+    random_seeds = range(args.random_seeds)
     rows = []
     for model in args.models.split(","):
-        started = time.perf_counter()
-        results_file = run_lmms_eval(model, ",".join(DEMO_TASKS), out / "runs" / model, data_dir)
-        wall = time.perf_counter() - started
-        results = json.loads(results_file.read_text())["results"]
+        seeds = random_seeds if model == "unify_random" else [None]
+        per_seed, started = [], time.perf_counter()
+        for seed in seeds:
+            folder = out / "runs" / (model if seed is None else f"{model}-seed{seed}")
+            extra = [] if seed is None else ["--model_args", f"seed={seed}"]
+            results = json.loads(
+                run_lmms_eval(model, ",".join(DEMO_TASKS), folder, data_dir, extra).read_text()
+            )["results"]
+            per_seed.append(results)
+        wall = (time.perf_counter() - started) / len(seeds)
+        label = model if len(seeds) == 1 else f"{model} (mean of seeds {seeds[0]}–{seeds[-1]})"
         for task in DEMO_TASKS:
-            values = [results[task][f"{metric},none"] for metric in PUZZLE_METRICS]
-            rows.append((model, task, values, results[task]["invalid_outputs,none"], wall))
+            values = [statistics.fmean(r[task][f"{m},none"] for r in per_seed) for m in PUZZLE_METRICS]
+            invalid = sum(r[task]["invalid_outputs,none"] for r in per_seed)
+            rows.append((label, task, values, invalid, wall))
     for task, domain in DEMO_TASKS.items():
-        expected = random_baseline_expectation(
-            DOMAINS[domain], data_dir / "uni_mmmu" / domain / "test.parquet"
-        )
+        parquet = data_dir / "uni_mmmu" / domain / "test.parquet"
+        expected = random_baseline_expectation(DOMAINS[domain], parquet)
         rows.append(("random (analytic)", task, [expected[m] for m in PUZZLE_METRICS], "", None))
-    print("\n| model | task | " + " | ".join(PUZZLE_METRICS) + " | invalid | wall s |")
+        band = random_baseline_band(DOMAINS[domain], parquet, DEMO_BAND_DRAWS, runs=max(1, len(random_seeds)))
+        rows.append(("random 95% band of that mean", task, [band[m] for m in PUZZLE_METRICS], "", None))
+    print("\n| model | task | " + " | ".join(PUZZLE_METRICS) + " | invalid | wall s per run |")
     print("|---|---|" + "---:|" * (len(PUZZLE_METRICS) + 2))
     for model, task, values, invalid, wall in rows:
-        cells = " | ".join(f"{100 * v:.1f}" if isinstance(v, float) else str(v) for v in values)
+        cells = " | ".join(_percent_cell(v) for v in values)
         print(f"| {model} | {task} | {cells} | {invalid} | {'' if wall is None else f'{wall:.0f}'} |")
-    print(f"\nscores are percentages; outputs and images under {out}")
+    print(
+        f"\nscores are percentages; the band is where {DEMO_BAND_DRAWS} simulated means of "
+        f"{len(random_seeds)} unify_random runs fall (95%); outputs and images under {out}"
+    )
     return 0
 
 
@@ -144,6 +171,12 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--n", type=int, default=30, help="items per task")
     demo.add_argument("--seed", type=int, default=0)
     demo.add_argument("--models", default=",".join(DEMO_MODELS))
+    demo.add_argument(
+        "--random-seeds",
+        type=int,
+        default=5,
+        help="unify_random runs with seeds 0..K-1, averaged: one run on a few dozen items is a noisy draw",
+    )
     commands.add_parser("leaderboard", help="rebuild the papers' tables from saved runs", add_help=False)
     commands.add_parser("score", help="score saved runs again without the model", add_help=False)
     commands.add_parser("gallery", help="HTML gallery of runs' samples", add_help=False)

@@ -1,4 +1,5 @@
 import datasets
+import pytest
 
 from lmms_eval_unify.cli import main
 from lmms_eval_unify.plugin import tasks_path
@@ -42,3 +43,26 @@ def test_unknown_benchmark_is_a_clear_error():
 
     with pytest.raises(SystemExit, match="unknown benchmark"):
         main(["data", "generate", "nope", "--out", "/tmp/x"])
+
+
+@pytest.mark.slow
+def test_demo_averages_the_random_player_over_seeds_and_prints_its_band(tmp_path, capsys):
+    assert main(["demo", "--out", str(tmp_path), "--n", "4", "--random-seeds", "2"]) == 0
+    table = {}
+    for line in capsys.readouterr().out.splitlines():
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        if len(cells) == 8 and cells[1].startswith("uni_mmmu_"):
+            table[(cells[0], cells[1])] = cells[2:6]
+    assert sorted({model for model, _ in table}) == [
+        "random (analytic)",
+        "random 95% band of that mean",
+        "unify_oracle",
+        "unify_random (mean of seeds 0–1)",
+    ]
+    for task in ("uni_mmmu_maze", "uni_mmmu_sliding"):
+        assert table[("unify_oracle", task)] == ["100.0"] * 4
+        analytic = [float(v) for v in table[("random (analytic)", task)]]
+        bands = [tuple(map(float, v.split("–"))) for v in table[("random 95% band of that mean", task)]]
+        assert all(low <= mean <= high for mean, (low, high) in zip(analytic, bands, strict=True))
+    runs = sorted(p.name for p in (tmp_path / "runs").iterdir())
+    assert runs == ["unify_oracle", "unify_random-seed0", "unify_random-seed1"]

@@ -9,15 +9,24 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from pathlib import Path
 
 import datasets
+import numpy as np
 from PIL import Image
 
 from lmms_eval_unify.benchmarks.fixtures import write_parquet
-from lmms_eval_unify.puzzles.domain import PuzzleDomain, moves_from_field, random_walk_expectation, read_state
+from lmms_eval_unify.puzzles.domain import (
+    PuzzleDomain,
+    moves_from_field,
+    random_walk,
+    random_walk_expectation,
+    read_state,
+    simulate,
+)
 from lmms_eval_unify.puzzles.maze import MazeDomain, generate_maze
+from lmms_eval_unify.puzzles.scoring import METRICS, sequence_accuracy
 from lmms_eval_unify.puzzles.sliding import SOLVED, SlidingDomain, generate_sliding
 
 
@@ -54,16 +63,49 @@ def write_uni_mmmu_puzzles(out_dir: str | Path, n_maze: int, n_sliding: int, see
     ]
 
 
-def random_baseline_expectation(domain: PuzzleDomain, parquet_path: str | Path) -> dict[str, float]:
-    """Analytic expected scores of ``unify_random`` on a generated or prepared set (mean over its items)."""
-    rows = datasets.Dataset.from_parquet(str(parquet_path))
-    totals: dict[str, float] = {}
-    for row in rows:
+def _puzzle_items(domain: PuzzleDomain, parquet_path: str | Path) -> list[tuple[Hashable, list[str]]]:
+    """(initial state, true moves) of every item of a generated or prepared set."""
+    items = []
+    for row in datasets.Dataset.from_parquet(str(parquet_path)):
         start = read_state(domain, row["initial_image"].convert("RGB"))
         if start is None:
             raise ValueError(f"{parquet_path}: item {row.get('id')} has an unreadable initial board")
-        for key, value in random_walk_expectation(
-            domain, start, moves_from_field(row[domain.answer_field])
-        ).items():
+        items.append((start, moves_from_field(row[domain.answer_field])))
+    return items
+
+
+def random_baseline_expectation(domain: PuzzleDomain, parquet_path: str | Path) -> dict[str, float]:
+    """Analytic expected scores of ``unify_random`` on a generated or prepared set (mean over its items)."""
+    items = _puzzle_items(domain, parquet_path)
+    totals: dict[str, float] = {}
+    for start, truth in items:
+        for key, value in random_walk_expectation(domain, start, truth).items():
             totals[key] = totals.get(key, 0.0) + value
-    return {key: value / len(rows) for key, value in totals.items()}
+    return {key: value / len(items) for key, value in totals.items()}
+
+
+def random_baseline_band(
+    domain: PuzzleDomain, parquet_path: str | Path, seeds: int = 1000, level: float = 0.95, runs: int = 1
+) -> dict[str, tuple[float, float]]:
+    """Central ``level`` interval of ``unify_random``'s set-level scores (each the mean of ``runs`` runs with
+    different seeds) across ``seeds`` independent simulated draws.
+
+    One run of the random player is one draw from a distribution around the analytic expectation; on a few
+    dozen items its spread is wide, so a single seed can sit far from chance. Each simulated run draws every
+    item's walk as the player does (``random_walk``) and scores it as the scorer does (``sequence_accuracy``
+    on moves and on boards); boards are compared as states, since the player's renders parse exactly.
+    """
+    items = _puzzle_items(domain, parquet_path)
+    truth_grids = [[domain.grid_of(s) for s in simulate(domain, start, truth)] for start, truth in items]
+    draws = np.zeros((seeds, len(METRICS)))
+    for seed in range(seeds):
+        rng = random.Random(f"band/{domain.name}/{seed}")
+        for _ in range(runs):
+            for (start, truth), grids in zip(items, truth_grids, strict=True):
+                moves = random_walk(domain, start, rng)
+                played = [domain.grid_of(s) for s in simulate(domain, start, moves)]
+                draws[seed] += (*sequence_accuracy(moves, truth), *sequence_accuracy(played, grids))
+    draws /= len(items) * runs
+    tail = (1.0 - level) / 2
+    low, high = np.quantile(draws, [tail, 1.0 - tail], axis=0)
+    return {metric: (float(lo), float(hi)) for metric, lo, hi in zip(METRICS, low, high, strict=True)}

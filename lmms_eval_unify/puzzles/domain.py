@@ -8,6 +8,7 @@ random-walk expectation used to check the random baseline — is written once he
 from __future__ import annotations
 
 import json
+import random
 from collections import deque
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
@@ -109,6 +110,17 @@ def moves_from_field(value: str | Sequence[str]) -> list[str]:
     """Ground-truth moves stored as a JSON string (published parquet) or a list, lower-cased."""
     moves = json.loads(value) if isinstance(value, str) else list(value)
     return [str(move).strip().lower() for move in moves]
+
+
+def random_walk(domain: PuzzleDomain, start: Hashable, rng: random.Random) -> list[str]:
+    """The random baseline's moves: a length uniform over ``domain.length_range``, each move uniform over the
+    legal moves of the current state."""
+    moves, state = [], start
+    for _ in range(rng.randint(*domain.length_range)):
+        move = rng.choice(domain.legal_moves(state))
+        moves.append(move)
+        state = domain.apply(state, move)
+    return moves
 
 
 def random_walk_expectation(domain: PuzzleDomain, start: Hashable, truth: Sequence[str]) -> dict[str, float]:

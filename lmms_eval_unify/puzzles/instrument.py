@@ -11,7 +11,7 @@ from PIL import Image
 
 from lmms_eval_unify.protocols import Phase
 from lmms_eval_unify.puzzles import DOMAINS
-from lmms_eval_unify.puzzles.domain import PuzzleDomain, moves_from_field, read_state, simulate
+from lmms_eval_unify.puzzles.domain import PuzzleDomain, moves_from_field, random_walk, read_state, simulate
 
 
 @dataclass(frozen=True)
@@ -45,16 +45,12 @@ class MovePuzzleSpace:
         start = read_state(self.domain, inputs[0])
         if start is None:
             raise ValueError(f"the {self.domain.name} board of the input image could not be read")
-        moves = moves_from_field(doc[self.domain.answer_field]) if oracle else self._random_walk(start, rng)
+        moves = (
+            moves_from_field(doc[self.domain.answer_field])
+            if oracle
+            else random_walk(self.domain, start, rng)
+        )
         return MovePlan(self.domain, tuple(moves), tuple(simulate(self.domain, start, moves)))
-
-    def _random_walk(self, start: Hashable, rng: random.Random) -> list[str]:
-        moves, state = [], start
-        for _ in range(rng.randint(*self.domain.length_range)):
-            move = rng.choice(self.domain.legal_moves(state))
-            moves.append(move)
-            state = self.domain.apply(state, move)
-        return moves
 
 
 MAZE = MovePuzzleSpace(DOMAINS["maze"])
