@@ -11,6 +11,7 @@ table over all 2**24 colours; reading an image is then one table gather, a crop 
 
 from __future__ import annotations
 
+import math
 import threading
 
 import numpy as np
@@ -40,10 +41,26 @@ def palette_distances(rgb: np.ndarray, palette: tuple[Rgb, ...]) -> np.ndarray:
     return np.linalg.norm(rgb[:, None, :] - colours[None, :, :], axis=-1)
 
 
+def reduced_size(width: int, height: int, side: int = PARSE_SIDE) -> tuple[int, int]:
+    """The size ``Image.thumbnail((side, side))`` gives an image larger than ``side``: the longer side
+    becomes ``side``; the shorter one the floor or ceiling (at least 1) whose aspect is nearer the image's,
+    the floor on a tie."""
+    aspect = width / height
+    if aspect <= 1:
+        short = min(math.floor(side * aspect), math.ceil(side * aspect), key=lambda n: abs(aspect - n / side))
+        return max(short, 1), side
+    short = min(
+        math.floor(side / aspect),
+        math.ceil(side / aspect),
+        key=lambda n: 0 if n == 0 else abs(aspect - side / n),
+    )
+    return side, max(short, 1)
+
+
 def colour_keys(image: Image.Image) -> np.ndarray:
-    """(H, W) uint32 key of every pixel's RGB colour: ``r | g << 8 | b << 16``."""
-    rgba = np.asarray(image.convert("RGBA"))  # alpha is 255 everywhere: the key only masks it off
-    return rgba.view("<u4")[..., 0] & np.uint32(0xFFFFFF)
+    """(H, W) uint32 key of every pixel's colour, ``r | g << 8 | b << 16``, of an RGB image."""
+    padded = np.frombuffer(image.tobytes("raw", "RGBX"), dtype="<u4")  # PIL's own 4-byte pixel layout
+    return (padded & np.uint32(0xFFFFFF)).reshape(image.height, image.width)
 
 
 class BoardReader:
@@ -80,7 +97,7 @@ class BoardReader:
                 if self._table is None:
                     self._table = np.full(1 << 24, _UNSEEN, dtype=np.uint8)
         table = self._table
-        codes = table[keys]
+        codes = np.take(table, keys)
         unseen = codes == _UNSEEN
         if unseen.any():
             new = np.unique(keys[unseen])
@@ -95,9 +112,10 @@ class BoardReader:
         Images over :data:`PARSE_SIDE` are first reduced by nearest neighbour. ``None`` when no board is
         found or the cropped board is narrower than ``n`` pixels.
         """
-        image = image.convert("RGB")
-        if max(image.size) > PARSE_SIDE:
-            image.thumbnail((PARSE_SIDE, PARSE_SIDE), Image.Resampling.NEAREST)
+        if image.mode != "RGB":
+            image = image.convert("RGB")
+        if max(image.size) > PARSE_SIDE:  # a new image: the caller's is never changed
+            image = image.resize(reduced_size(*image.size), Image.Resampling.NEAREST)
         codes = self.codes(colour_keys(image))
         board = self._crop(codes)
         if board is None or min(board.shape) < n:
@@ -105,18 +123,19 @@ class BoardReader:
         height, width = board.shape
         row_edges = np.round(np.arange(n) * height / n).astype(int)
         col_edges = np.round(np.arange(n) * width / n).astype(int)
-        row_cell = np.repeat(np.arange(n), np.diff(row_edges, append=height))
-        col_cell = np.repeat(np.arange(n), np.diff(col_edges, append=width))
+        row_cell = np.searchsorted(row_edges, np.arange(height), side="right") - 1
+        col_cell = np.searchsorted(col_edges, np.arange(width), side="right") - 1
         k = len(self.labels)
-        bins = (row_cell[:, None] * n + col_cell[None, :]) * k + (board >> 1)
+        dtype = np.min_scalar_type(n * n * k)  # small bins: the per-pixel sums stay narrow
+        bins = (row_cell * (n * k)).astype(dtype)[:, None] + (col_cell * k).astype(dtype) + (board >> 1)
         counts = np.bincount(bins.ravel(), minlength=n * n * k).reshape(n, n, k)
         return counts / counts.sum(axis=-1, keepdims=True)
 
     def _crop(self, codes: np.ndarray) -> np.ndarray | None:
         """The square board: rows/columns whose share of board pixels exceeds ``min_fraction``."""
-        is_board = (codes & 1).astype(bool)
-        rows = np.flatnonzero(np.count_nonzero(is_board, axis=1) / is_board.shape[1] > self.min_fraction)
-        cols = np.flatnonzero(np.count_nonzero(is_board, axis=0) / is_board.shape[0] > self.min_fraction)
+        is_board = codes & 1
+        rows = np.flatnonzero(is_board.sum(axis=1) / is_board.shape[1] > self.min_fraction)
+        cols = np.flatnonzero(is_board.sum(axis=0) / is_board.shape[0] > self.min_fraction)
         if rows.size == 0 or cols.size == 0:
             return None
         top, bottom, left, right = rows[0], rows[-1] + 1, cols[0], cols[-1] + 1

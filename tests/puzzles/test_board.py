@@ -10,7 +10,7 @@ from board_reference import board_corpus, reference_board, reference_fractions
 from PIL import Image
 
 from lmms_eval_unify.puzzles import maze, sliding
-from lmms_eval_unify.puzzles.board import BOARD_MARGIN, BoardReader, colour_keys
+from lmms_eval_unify.puzzles.board import BOARD_MARGIN, PARSE_SIDE, BoardReader, colour_keys, reduced_size
 from lmms_eval_unify.puzzles.maze import MazeDomain, generate_maze
 from lmms_eval_unify.puzzles.sliding import SlidingDomain, generate_sliding
 
@@ -48,11 +48,25 @@ def test_per_colour_decision_equals_per_pixel_float32_rules(name):
     assert np.array_equal(codes >> 1, distances(reader.labels).argmin(-1))
 
 
-def test_colour_keys_pack_rgb_and_ignore_alpha():
-    image = Image.new("RGBA", (2, 1))
-    image.putpixel((0, 0), (1, 2, 3, 0))
-    image.putpixel((1, 0), (255, 0, 128, 255))
-    assert colour_keys(image.convert("RGB")).tolist() == [[1 | 2 << 8 | 3 << 16, 255 | 128 << 16]]
+def test_colour_keys_pack_rgb_whatever_the_source_mode():
+    rgba = Image.new("RGBA", (2, 1))
+    rgba.putpixel((0, 0), (1, 2, 3, 0))
+    rgba.putpixel((1, 0), (255, 0, 128, 255))
+    expected = [[1 | 2 << 8 | 3 << 16, 255 | 128 << 16]]
+    assert colour_keys(rgba.convert("RGB")).tolist() == expected
+    resized = rgba.convert("RGB").resize((4, 2), Image.Resampling.NEAREST)
+    assert colour_keys(resized).tolist() == [[k for k in expected[0] for _ in range(2)]] * 2
+
+
+def test_reduced_size_is_the_thumbnail_size():
+    rng = np.random.default_rng(2)
+    sizes = [(257, 1), (1, 257), (433, 432), (5000, 3), *rng.integers(1, 3000, (400, 2)).tolist()]
+    for width, height in sizes:
+        if max(width, height) <= PARSE_SIDE:
+            continue
+        thumbnail = Image.new("L", (width, height))
+        thumbnail.thumbnail((PARSE_SIDE, PARSE_SIDE), Image.Resampling.NEAREST)
+        assert reduced_size(width, height) == thumbnail.size, (width, height)
 
 
 @pytest.mark.parametrize("name", CASES)
