@@ -83,7 +83,7 @@ class BoardReader:
         self._lock = threading.Lock()
 
     def decide(self, keys: np.ndarray) -> np.ndarray:
-        """``2 * nearest label + is_board`` (uint8) of colour keys from :func:`colour_keys`, computed."""
+        """``2 * nearest label + is_board`` (uint8) of colour keys from :func:`colour_keys`, without the table."""
         rgb = np.stack([keys & 255, (keys >> 8) & 255, keys >> 16], axis=-1).astype(np.float32) / 255.0
         d_content = palette_distances(rgb, self.content).min(axis=-1)
         d_background = palette_distances(rgb, self.background).min(axis=-1)
@@ -110,8 +110,10 @@ class BoardReader:
         (n, n, K) float64.
 
         Images over :data:`PARSE_SIDE` are first reduced by nearest neighbour. ``None`` when no board is
-        found or the cropped board is narrower than ``n`` pixels.
+        found or the cropped board (so also the image) is narrower than ``n`` pixels.
         """
+        if min(image.size) < n:
+            return None
         if image.mode != "RGB":
             image = image.convert("RGB")
         if max(image.size) > PARSE_SIDE:  # a new image: the caller's is never changed

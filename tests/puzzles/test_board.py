@@ -107,3 +107,5 @@ def test_one_dark_pixel_is_no_board_instead_of_a_crash(name):
     image.putpixel((0, 0), reader.content[0])
     assert reader.cell_fractions(image, domain.size) is None
     assert domain.parse_grid(image) is None
+    for empty in [(300, 0), (0, 300), (0, 0)]:  # no division by a zero side
+        assert domain.parse_grid(Image.new("RGB", empty)) is None
