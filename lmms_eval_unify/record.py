@@ -260,11 +260,12 @@ def read_image_file(path: Path) -> bytes:
 
 
 def _read_image(path: Path) -> Image.Image:
-    """Decode one image strictly (:func:`read_image_file`); the decoder must fill every pixel."""
+    """Decode one image strictly (:func:`read_image_file`); the decoder must fill every pixel. An RGB image
+    is returned as decoded (its source is in memory, nothing to close), others converted to RGB."""
     data = read_image_file(path)
-    with Image.open(io.BytesIO(data)) as handle:
-        handle.load()
-        return handle.convert("RGB")
+    image = Image.open(io.BytesIO(data))
+    image.load()
+    return image if image.mode == "RGB" else image.convert("RGB")
 
 
 def parse_output(raw: object) -> ParsedOutput:

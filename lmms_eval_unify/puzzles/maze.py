@@ -8,13 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageDraw
 
-from lmms_eval_unify.puzzles.board import (
-    PARSE_SIDE,
-    cell_colour_fractions,
-    crop_board,
-    hex_to_rgb,
-    image_to_array,
-)
+from lmms_eval_unify.puzzles.board import BoardReader, hex_to_rgb
 from lmms_eval_unify.puzzles.domain import MOVES, OFFSETS, Grid, shortest_paths
 
 FLOOR = hex_to_rgb("#f4efe6")
@@ -23,6 +17,13 @@ START = hex_to_rgb("#2563eb")
 GOAL = hex_to_rgb("#22c55e")
 WHITE = hex_to_rgb("#ffffff")
 PATH = hex_to_rgb("#ef4444")
+READER = BoardReader(
+    content=[WALL, START, GOAL, PATH],
+    background=[WHITE, FLOOR],
+    labels=[FLOOR, WALL, START, GOAL],
+    min_fraction=0.003,
+)
+"""The official maze parser's board rules: board vs page colours, cell classes and crop threshold."""
 
 WALL_TOKEN, FLOOR_TOKEN, START_TOKEN, GOAL_TOKEN, BOTH_TOKEN, UNKNOWN_TOKEN = "#", ".", "S", "G", "SG", "?"
 
@@ -107,13 +108,9 @@ class MazeDomain:
 
     def parse_grid(self, image: Image.Image) -> Grid | None:
         """Official maze parser rules: crop, nearest-palette fractions per cell, thresholded classes."""
-        image = image.convert("RGB")
-        if max(image.size) > PARSE_SIDE:
-            image.thumbnail((PARSE_SIDE, PARSE_SIDE), Image.Resampling.NEAREST)
-        board = crop_board(image_to_array(image), [WALL, START, GOAL, PATH], [WHITE, FLOOR], 0.003)
-        if board is None:
+        fractions = READER.cell_fractions(image, self.size)
+        if fractions is None:
             return None
-        fractions = cell_colour_fractions(board, [FLOOR, WALL, START, GOAL], self.size)
         floor, wall, start, goal = (fractions[..., k] for k in range(4))
         tol = self.tolerance
         tokens = np.full((self.size, self.size), UNKNOWN_TOKEN, dtype=object)

@@ -8,13 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from PIL import Image, ImageDraw
 
-from lmms_eval_unify.puzzles.board import (
-    PARSE_SIDE,
-    cell_colour_fractions,
-    crop_board,
-    hex_to_rgb,
-    image_to_array,
-)
+from lmms_eval_unify.puzzles.board import BoardReader, hex_to_rgb
 from lmms_eval_unify.puzzles.domain import MOVES, OFFSETS, Grid, shortest_paths
 
 PALETTE = [
@@ -32,6 +26,8 @@ PALETTE = [
     )
 ]
 WHITE = hex_to_rgb("#ffffff")
+READER = BoardReader(content=PALETTE, background=[WHITE], labels=PALETTE, min_fraction=0.002)
+"""The official sliding parser's board rules: tiles against a white page, cells by tile colour."""
 EMPTY = 1
 """Tile labels are 1..9 in palette order; label 1 (red) is the empty space."""
 
@@ -92,13 +88,9 @@ class SlidingDomain:
 
     def parse_grid(self, image: Image.Image) -> Grid | None:
         """Official sliding parser rules: crop against white, majority colour per cell if >= tolerance."""
-        image = image.convert("RGB")
-        if max(image.size) > PARSE_SIDE:
-            image.thumbnail((PARSE_SIDE, PARSE_SIDE), Image.Resampling.NEAREST)
-        board = crop_board(image_to_array(image), PALETTE, [WHITE], 0.002)
-        if board is None:
+        fractions = READER.cell_fractions(image, self.size)
+        if fractions is None:
             return None
-        fractions = cell_colour_fractions(board, PALETTE, self.size)
         labels = np.where(
             fractions.max(axis=-1) >= self.tolerance, (fractions.argmax(axis=-1) + 1).astype(str), "?"
         )
