@@ -168,6 +168,7 @@ def mme_unify_item(subtask: str, row: Mapping, output: SampleOutput, images: Seq
     elif subtask in MME_IMAGE_ONLY:
         item["output"] = first or ""
     elif subtask == "vcot":
+        item["data"] = {"Action": str(row.get("target") or "").split()}
         item["outputs"] = vcot_steps([(text, images[i]) for i, (text, _) in enumerate(output.steps)])
     else:
         predicted = details.get("predicted")
