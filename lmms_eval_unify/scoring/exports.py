@@ -53,6 +53,8 @@ MME_CATEGORIES = {
 MME_UNDERSTANDING = ("sipu", "mitiu", "vpu")
 MME_IMAGE_ONLY = ("fir", "tie", "tig")
 MME_VIDEO = ("civg", "tvg", "vp")
+# `invalid_outputs` of a judged sample whose judge failed (`judge_failed`) or replied unparseably (`judge_invalid`).
+JUDGE_FAILURE_PREFIX = "judge_"
 _ACTION = re.compile(r"Action\s*:\s*([A-Za-z]+)")
 _LOCATION = re.compile(r"Location\s*:\s*\[\s*(-?\d+)\s*,\s*(-?\d+)\s*\]")
 
@@ -68,16 +70,31 @@ class ExportReport:
     def fail(self, key: str) -> None:
         self.failures[key] = self.failures.get(key, 0) + 1
 
+    def count(self, key: str, output: SampleOutput) -> None:
+        """Count a sample's model-side failure and, separately (``<key> (judge)``), its judge failure."""
+        if output.failure:
+            self.fail(key)
+        if output.judge_failure:
+            self.fail(f"{key} (judge)")
+
+    def count_row(self, key: str, row: Mapping) -> None:
+        """Like :meth:`count` from a logged row's ``invalid_outputs`` alone (exports that copy no media)."""
+        invalid = str(row.get("invalid_outputs") or "")
+        if invalid:
+            self.fail(f"{key} (judge)" if invalid.startswith(JUDGE_FAILURE_PREFIX) else key)
+
 
 @dataclass
 class SampleOutput:
-    """One sample's model output: text, the resolved generated images (None = missing/unreadable), steps and
-    the failure reason ('' when the sample is usable)."""
+    """One sample's model output: text, the resolved generated images (None = missing/unreadable), steps, the
+    model-side failure reason ('' when the output is usable) and a judge failure ('' when none): a judge that
+    failed or answered nonsense leaves the model's output complete, so it is exported as such and only counted."""
 
     text: str
     images: list[bytes | None]
     steps: list[tuple[str, bytes | None]]
     failure: str
+    judge_failure: str = ""
 
 
 def _read_checked(path: Path | None) -> bytes | None:
@@ -102,14 +119,16 @@ def sample_output(row: Mapping, run: RunInfo) -> SampleOutput:
 
     images = [image(p) for p in record.images]
     steps = [(s.text, image(s.image)) for s in record.steps]
+    invalid = str(row.get("invalid_outputs") or "")
+    judge = invalid if invalid.startswith(JUDGE_FAILURE_PREFIX) else ""
     reasons = [
-        str(row.get("invalid_outputs") or ""),
+        "" if judge else invalid,
         parsed.failure.reason if parsed.failure else "",
         record.error or "",
         "unsupported" if sample_unsupported(row) else "",
         "missing or unreadable image" if any(i is None for i in images) else "",
     ]
-    return SampleOutput(record.text, images, steps, "; ".join(r for r in reasons if r))
+    return SampleOutput(record.text, images, steps, "; ".join(r for r in reasons if r), judge)
 
 
 def _write_image(data: bytes | None, path: Path, report: ExportReport) -> Path | None:
@@ -194,8 +213,7 @@ def export_mme_unify(run: RunInfo, out: Path, report: ExportReport) -> None:
         items = []
         for row in run.samples[task]:
             output = sample_output(row, run)
-            if output.failure:
-                report.fail(f"{run.label}/{task}")
+            report.count(f"{run.label}/{task}", output)
             sources = [s for _, s in output.steps] if subtask == "vcot" else output.images
             doc = row.get("doc_id")
             images = [
@@ -241,15 +259,15 @@ def export_uni_mmmu(run: RunInfo, out: Path, report: ExportReport) -> None:
                 "status": "error" if output.failure else "ok",
                 "errors": [output.failure] if output.failure else [],
                 "images": [str(p.relative_to(case)) for p in written if p],
+                "judge_failure": output.judge_failure,
             }
             _write_json(record, case / "result.json", report)
-            if output.failure:
-                report.fail(f"{run.label}/{task}")
-            else:
+            report.count(f"{run.label}/{task}", output)
+            if not output.failure:
                 (case / "_done.ok").write_text("ok", encoding="utf-8")
             per_item.append(record)
             first = next((str(p.relative_to(root)) for p in written if p), "")
-            manifest.append([case.name, row.get("doc_id"), first, output.failure])
+            manifest.append([case.name, row.get("doc_id"), first, output.failure or output.judge_failure])
         summary = {
             "runner": f"lmms-eval-unify export ({run.label})",
             "count_total": len(per_item),
@@ -318,8 +336,7 @@ def export_gapeval(runs: Sequence[RunInfo], out: Path, report: ExportReport) -> 
             continue
         for task in _tasks(run, "gapeval_"):
             for row in run.samples[task]:
-                if row.get("invalid_outputs") or sample_unsupported(row):
-                    report.fail(f"{run.label}/{task}")
+                report.count_row(f"{run.label}/{task}", row)
         joint[run.label] = rows
         meta[run.label] = {"pairs": sizes}
     if joint:
@@ -361,8 +378,7 @@ def export_unig2u(run: RunInfo, out: Path, report: ExportReport) -> None:
     summary = unig2u_summary(run)
     for task in summary:
         for row in run.samples[task]:
-            if row.get("invalid_outputs"):
-                report.fail(f"{run.label}/{task}")
+            report.count_row(f"{run.label}/{task}", row)
     if summary:
         _write_json(summary, out / "summary.json", report)
 
