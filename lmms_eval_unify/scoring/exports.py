@@ -26,6 +26,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from PIL import Image
+
 from lmms_eval_unify.record import parse_output, read_image_file
 from lmms_eval_unify.scoring import gapeval as ge
 from lmms_eval_unify.scoring.gallery import RunInfo, load_runs, media_roots, resolve_image
@@ -102,7 +104,7 @@ def _read_checked(path: Path | None) -> bytes | None:
         return None
     try:
         return read_image_file(path)
-    except (OSError, ValueError, SyntaxError):
+    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError):
         return None
 
 
@@ -397,13 +399,21 @@ def export(run_dirs: Sequence[Path], benchmark: str, out: Path) -> ExportReport:
     report = ExportReport()
     runs = load_runs(run_dirs)
     if benchmark == "gapeval":
-        export_gapeval(runs, out / "gapeval", report)
+        export_gapeval(runs, _fresh(out / "gapeval"), report)
         return report
     writer = {"mme_unify": export_mme_unify, "uni_mmmu": export_uni_mmmu, "unig2u": export_unig2u}[benchmark]
-    for run in runs:
-        if _tasks(run, f"{benchmark}_"):
-            writer(run, out / _safe_name(run.label) / benchmark, report)
+    targets = [(run, out / _safe_name(run.label) / benchmark) for run in runs if _tasks(run, f"{benchmark}_")]
+    for run, target in [(run, _fresh(target)) for run, target in targets]:
+        writer(run, target, report)
     return report
+
+
+def _fresh(folder: Path) -> Path:
+    """``folder``, refused when it already holds files: files of an earlier export (a ``_done.ok`` of a case
+    that now failed, images of a longer run) would be read as part of this one."""
+    if folder.exists() and any(folder.iterdir()):
+        raise FileExistsError(f"{folder} is not empty; export into a new --out folder")
+    return folder
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -421,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         report = export(args.run_dirs, args.benchmark, args.out)
-    except FileNotFoundError as err:
+    except (FileNotFoundError, FileExistsError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     for note in report.notes:

@@ -322,6 +322,9 @@ def test_failed_samples_are_written_as_failures_and_counted(tmp_path, capsys):
         ["output_choice", "output_image"], ["output_choice"], [], ["output_choice", "output_image"]
     ]  # fmt: skip
     assert released_choice_acc(csq, "csq") == pytest.approx(100 * 3 / 4)
+    # a second export into the same folder is refused: stale `_done.ok` files would be read as this export's
+    assert ex.main([str(tmp_path / "runs"), "--benchmark", "uni_mmmu", "--out", str(tmp_path / "out")]) == 2
+    assert "is not empty" in capsys.readouterr().err
     cases = ex.read_uni_mmmu(tmp_path / "out" / "m" / "uni_mmmu")["uni_mmmu_geometry"]
     # a judge failure leaves the model's output complete: written as done, the failure recorded beside it
     assert [c["done"] for c in cases["cases"].values()] == [True, False, False, True]
