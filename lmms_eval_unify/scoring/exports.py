@@ -361,7 +361,7 @@ def unig2u_summary(run: RunInfo) -> dict[str, dict]:
     and ``*stderr*`` keys dropped), UniG2U tasks only; a task run twice keeps the newest run's values."""
     summary: dict[str, dict] = {}
     files = sorted(
-        (f for d in run.run_dirs for f in d.glob(f"*{RESULTS_SUFFIX}")), key=lambda p: (p.name, str(p))
+        {f for d in run.run_dirs for f in d.glob(f"*{RESULTS_SUFFIX}")}, key=lambda p: (p.name, str(p))
     )
     for results_file in files:
         results = json.loads(results_file.read_text(encoding="utf-8"))
