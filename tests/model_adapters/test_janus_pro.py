@@ -88,7 +88,7 @@ def test_seeded_sampler_draws_what_transformers_draws_alone(janus):
     inputs = janus._inputs([janus._prompt([], "a blue maze")], None, "image")
     with torch.inference_mode(), seeded(3, janus.device):
         tokens = janus.model.generate(**inputs, generation_mode="image", do_sample=True,
-                                      temperature=janus.image_temperature, guidance_scale=janus.guidance_scale)  # fmt: skip
+                                      temperature=janus.settings.image_temperature, guidance_scale=janus.settings.guidance_scale)  # fmt: skip
         native = janus.model.decode_image_tokens(tokens)
     from lmms_eval_unify.model_adapters.hf_common import signed_pixels_to_pil
 
