@@ -147,6 +147,9 @@ def build_parser() -> argparse.ArgumentParser:
     commands.add_parser("leaderboard", help="rebuild the papers' tables from saved runs", add_help=False)
     commands.add_parser("score", help="score saved runs again without the model", add_help=False)
     commands.add_parser("gallery", help="HTML gallery of runs' samples", add_help=False)
+    commands.add_parser(
+        "check-adapter", help="smoke-test an adapter: one sample of each protocol it claims", add_help=False
+    )
     return parser
 
 
@@ -158,6 +161,8 @@ def main(argv: list[str] | None = None) -> int:
         return _cmd_score(argv[1:])
     if argv and argv[0] == "gallery":
         return importlib.import_module("lmms_eval_unify.scoring.gallery").main(argv[1:])
+    if argv and argv[0] == "check-adapter":
+        return importlib.import_module("lmms_eval_unify.check_adapter").main(argv[1:])
     if argv[:2] == ["data", "prepare"]:
         return _cmd_data_prepare(argv[2:])
     args = build_parser().parse_args(argv)

@@ -94,3 +94,19 @@ def test_seeded_sampler_draws_what_transformers_draws_alone(janus):
 
     expected = signed_pixels_to_pil(native[0], channels_first=False)
     assert janus.generate_image("a blue maze", [], seed=3).tobytes() == expected.tobytes()
+
+
+def test_check_adapter_passes_every_protocol_janus_claims(tiny_janus, tmp_path, capsys):
+    from lmms_eval_unify import check_adapter
+
+    args = [
+        "janus_pro",
+        "--model_args",
+        f"pretrained={tiny_janus},max_new_tokens=4",
+        "--output_dir",
+        str(tmp_path),
+    ]
+    assert check_adapter.main(args) == 0
+    out = capsys.readouterr().out
+    assert "all 6 claimed protocols work" in out and "video" not in out.split("protocol", 1)[1]
+    assert "1 image(s) 8x8" in out  # the tiny checkpoint draws 8x8 images
