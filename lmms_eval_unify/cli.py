@@ -17,6 +17,17 @@ from lmms_eval_unify.plugin import tasks_path
 
 DEMO_MODELS = ("unify_oracle", "unify_random")
 DEMO_TASKS = {"uni_mmmu_maze": "maze", "uni_mmmu_sliding": "sliding"}
+DELEGATED = {
+    "leaderboard": ("lmms_eval_unify.scoring.leaderboard", "rebuild the papers' tables from saved runs"),
+    "score": ("lmms_eval_unify.rescore", "score saved runs again without the model"),
+    "gallery": ("lmms_eval_unify.scoring.gallery", "HTML gallery of runs' samples"),
+    "export": ("lmms_eval_unify.scoring.exports", "write runs in a benchmark's released exchange format"),
+    "check-adapter": (
+        "lmms_eval_unify.check_adapter",
+        "smoke-test an adapter: one sample of each protocol it claims",
+    ),
+}
+"""Subcommands with their own argument parser: ``module.main(argv)``."""
 DEMO_BAND_DRAWS = 1000
 """Simulated draws behind the demo's 95% band of the random baseline."""
 PUZZLE_METRICS = ("text_sample_acc", "text_step_acc", "img_sample_acc", "img_step_acc")
@@ -134,18 +145,6 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_score(argv: list[str]) -> int:
-    from lmms_eval_unify.rescore import main as score_main
-
-    return score_main(argv)
-
-
-def _cmd_leaderboard(argv: list[str]) -> int:
-    from lmms_eval_unify.scoring.leaderboard import main as leaderboard_main
-
-    return leaderboard_main(argv)
-
-
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="lmms-eval-unify", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -177,23 +176,15 @@ def build_parser() -> argparse.ArgumentParser:
         default=5,
         help="unify_random runs with seeds 0..K-1, averaged: one run on a few dozen items is a noisy draw",
     )
-    commands.add_parser("leaderboard", help="rebuild the papers' tables from saved runs", add_help=False)
-    commands.add_parser("score", help="score saved runs again without the model", add_help=False)
-    commands.add_parser("gallery", help="HTML gallery of runs' samples", add_help=False)
-    commands.add_parser("export", help="write runs in a benchmark's released exchange format", add_help=False)
+    for name, (_, help_text) in DELEGATED.items():
+        commands.add_parser(name, help=help_text, add_help=False)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    if argv and argv[0] == "leaderboard":
-        return _cmd_leaderboard(argv[1:])
-    if argv and argv[0] == "score":
-        return _cmd_score(argv[1:])
-    if argv and argv[0] == "gallery":
-        return importlib.import_module("lmms_eval_unify.scoring.gallery").main(argv[1:])
-    if argv and argv[0] == "export":
-        return importlib.import_module("lmms_eval_unify.scoring.exports").main(argv[1:])
+    if argv and argv[0] in DELEGATED:
+        return importlib.import_module(DELEGATED[argv[0]][0]).main(argv[1:])
     if argv[:2] == ["data", "prepare"]:
         return _cmd_data_prepare(argv[2:])
     args = build_parser().parse_args(argv)

@@ -10,18 +10,22 @@ images through the output contract, resumes finished samples, and records per-re
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
-import inspect
 import json
 import time
+import types
+import typing
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, ClassVar
 
 import torch
 from accelerate import PartialState
 from lmms_eval.api.instance import Instance
 from lmms_eval.api.model import lmms
+from lmms_eval.api.task import ConfigurableTask
 from loguru import logger
 from PIL import Image
 from tqdm import tqdm
@@ -40,8 +44,9 @@ from lmms_eval_unify.protocols import (
     protocol_name,
     split_generation_kwargs,
 )
-from lmms_eval_unify.record import UnifiedOutput
+from lmms_eval_unify.record import UnifiedOutput, clean_text
 from lmms_eval_unify.run_context import trust_media_root
+from lmms_eval_unify.task import UnifyTask
 from lmms_eval_unify.visuals import (
     DEFAULT_VIDEO_FRAMES,
     Video,
@@ -110,27 +115,158 @@ def decoding_options(decoding: dict[str, Any], cap: int | None = None) -> dict[s
     return options
 
 
-def as_bool(value: Any) -> bool:
-    """A model argument read as a boolean (``true``/``false``/``1``/``0`` strings included)."""
-    return str(value).lower() not in ("false", "0", "no", "none", "")
+RUN_ONLY = "run_only"
+"""Metadata key of a settings field that does not change outputs (left out of ``describe()``)."""
+
+PARSE = "parse"
+"""Metadata key of a settings field's own parser of ``--model_args`` values (instead of its type's)."""
 
 
-LMMS_EVAL_PASSED_ARGS = frozenset({"max_batch_size"})
-"""Model arguments lmms-eval itself adds to ``--model_args``, accepted by every adapter."""
+def run_only(default: Any = None) -> Any:
+    """A settings field that does not change outputs (paths to code, credentials, retries, batching)."""
+    return field(default=default, metadata={RUN_ONLY: True})
 
 
-def valid_model_args(cls: type) -> list[str]:
-    """The ``--model_args`` keys an adapter class takes: its and its bases' ``__init__`` parameters."""
-    names = set(LMMS_EVAL_PASSED_ARGS)
-    for klass in cls.__mro__:
-        init = klass.__dict__.get("__init__")
-        if init is None or klass in (lmms, object):
-            continue
-        for parameter in inspect.signature(init).parameters.values():
-            if parameter.kind in (parameter.POSITIONAL_OR_KEYWORD, parameter.KEYWORD_ONLY):
-                names.add(parameter.name)
-    names.discard("self")
-    return sorted(names)
+class ModelArgumentError(TypeError):
+    """A ``--model_args`` key the adapter does not take, or a value that does not convert to its type."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelSettings:
+    """``--model_args`` of every adapter. Adapters subclass it (a dataclass) with their own fields; every
+    field is a ``--model_args`` key, typed and defaulted, and every field not marked :func:`run_only` is
+    part of ``describe()`` (the resume signature and the media folder name)."""
+
+    output_dir: str | None = run_only()
+    seed: int = 0
+    resume: bool = run_only(True)
+    device: str | None = run_only()
+    dtype: str | None = None
+    batch_size: int | str = run_only(1)
+    """lmms-eval passes ``--batch_size`` here: a number, or ``auto`` (served as 1)."""
+    max_batch_size: int | None = run_only()
+    """Passed by lmms-eval itself; unused."""
+
+    @classmethod
+    def from_model_args(cls, model_id: str, model_args: dict[str, Any]) -> ModelSettings:
+        """The settings from ``--model_args`` values (strings, or what lmms-eval parsed them into), each
+        converted to its field's type; unknown keys and unconvertible values are errors naming the key."""
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        unknown = sorted(set(model_args) - set(fields))
+        if unknown:
+            raise ModelArgumentError(
+                f"{model_id}: unknown model arguments {unknown}; valid: {sorted(fields)}"
+            )
+        missing = sorted(name for name, f in fields.items() if name not in model_args and _required(f))
+        if missing:
+            raise ModelArgumentError(f"{model_id}: missing model arguments {missing}")
+        hints = typing.get_type_hints(cls)
+        values = {}
+        for name, value in model_args.items():
+            parse = fields[name].metadata.get(PARSE)
+            try:
+                values[name] = parse(value) if parse else convert(value, hints[name])
+            except (TypeError, ValueError) as exc:
+                expected = "a nested argument list" if parse else type_name(hints[name])
+                raise ModelArgumentError(
+                    f"{model_id}: model argument {name}={value!r}: expected {expected} ({exc})"
+                ) from exc
+        return cls(**values)
+
+    def described(self) -> dict[str, Any]:
+        """Every field that changes outputs, by name."""
+        return {
+            f.name: getattr(self, f.name) for f in dataclasses.fields(self) if not f.metadata.get(RUN_ONLY)
+        }
+
+
+def _required(settings_field: dataclasses.Field) -> bool:
+    return (
+        settings_field.default is dataclasses.MISSING
+        and settings_field.default_factory is dataclasses.MISSING
+    )
+
+
+TRUE_WORDS, FALSE_WORDS = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
+NONE_WORDS = ("", "none", "null")
+
+
+def _members(annotation: Any) -> tuple[Any, ...]:
+    """The types of a union (``int | None``, ``Optional[int]``), or the type itself."""
+    union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
+    return typing.get_args(annotation) if union else (annotation,)
+
+
+def type_name(annotation: Any) -> str:
+    """``int``, ``float | None``, … as written in the settings class."""
+    members = _members(annotation)
+    return " | ".join("None" if m is type(None) else getattr(m, "__name__", str(m)) for m in members)
+
+
+def convert(value: Any, annotation: Any) -> Any:
+    """A model argument as ``annotation`` (``str``, ``int``, ``float``, ``bool``, unions of them with
+    ``None``); raises ``ValueError`` when it is not one."""
+    members = _members(annotation)
+    if type(None) in members and (value is None or str(value).strip().lower() in NONE_WORDS):
+        return None
+    errors = []
+    for member in (m for m in members if m is not type(None)):
+        try:
+            return _convert_one(value, member)
+        except (TypeError, ValueError) as exc:
+            errors.append(str(exc))
+    raise ValueError("; ".join(errors) or f"{value!r} is not None")
+
+
+def _convert_one(value: Any, kind: type) -> Any:
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+        word = str(value).strip().lower()
+        if word in TRUE_WORDS + FALSE_WORDS:
+            return word in TRUE_WORDS
+        raise ValueError(f"expected one of {TRUE_WORDS + FALSE_WORDS}")
+    if kind is int:
+        if isinstance(value, bool):
+            raise ValueError("a boolean is not an integer")
+        if isinstance(value, float):
+            if not value.is_integer():
+                raise ValueError("not a whole number")
+            return int(value)
+        return int(str(value).strip())
+    if kind is float:
+        if isinstance(value, bool):
+            raise ValueError("a boolean is not a number")
+        return float(value)
+    if kind is str:
+        return str(value)
+    raise TypeError(f"settings fields of type {kind!r} need a parse function (field metadata {PARSE!r})")
+
+
+TEXT_ANSWER_PROTOCOLS = frozenset({"direct", "generate_then_answer"})
+"""Protocols whose result lmms-eval's own tasks read as plain text (its GtA models return the stage-2 answer)."""
+
+
+def is_lmms_eval_task(request: Instance) -> bool:
+    """Whether the request comes from one of lmms-eval's own tasks (not a task of this plugin).
+
+    lmms-eval passes the task's bound ``doc_to_visual`` in every generation request, so its owner says
+    which task class built the request; requests made in code (tests, ``check-adapter``) count as ours.
+    """
+    owner = getattr(request.args[2], "__self__", None)
+    return isinstance(owner, ConfigurableTask) and not isinstance(owner, UnifyTask)
+
+
+def lmms_eval_response(record: UnifiedOutput) -> str:
+    """A record in lmms-eval's own convention: the answer as plain text for text-answer protocols, else the
+    JSON ``{"text", "images": [absolute paths]}`` (video frames as images); ``""`` for a failed or
+    unsupported request (scored as a wrong answer; the reason stays in the saved ``record.json``)."""
+    if record.error or record.unsupported:
+        return ""
+    if record.protocol in TEXT_ANSWER_PROTOCOLS:
+        return clean_text(record.text)
+    paths = [str(Path(record.root) / path) for path in [*record.images, *record.video_frames]]
+    return json.dumps({"text": clean_text(record.text), "images": paths}, ensure_ascii=False)
 
 
 @dataclass(frozen=True)
@@ -153,34 +289,18 @@ class UnifiedModel(lmms):
     capabilities: ClassVar[frozenset[str]] = frozenset()
     max_input_images: ClassVar[int | None] = None
     """How many input images the model takes (``1`` for single-image models; ``None``: any number)."""
-    run_only_args: ClassVar[frozenset[str]] = frozenset(
-        {"output_dir", "resume", "device", "batch_size", "max_batch_size"}
-    )
-    """Model arguments that do not change outputs, so ``describe()`` (the resume signature) leaves them out;
-    adapters add theirs (code checkouts, credentials, retries). Every other argument must be described."""
+    settings_class: ClassVar[type[ModelSettings]] = ModelSettings
+    """The adapter's ``--model_args``: a :class:`ModelSettings` dataclass (see docs/adding_a_model.md)."""
 
-    def __init__(
-        self,
-        output_dir: str | None = None,
-        seed: int = 0,
-        resume: bool = True,
-        device: str | None = None,
-        dtype: str | None = None,
-        batch_size: int | str = 1,
-        **kwargs: Any,
-    ) -> None:
+    def __init__(self, **model_args: Any) -> None:
         super().__init__()
-        unknown = sorted(set(kwargs) - LMMS_EVAL_PASSED_ARGS)
-        if unknown:
-            raise TypeError(
-                f"{self.model_id}: unknown model arguments {unknown}; valid: {valid_model_args(type(self))}"
-            )
-        self.seed = int(seed)
-        self.resume = as_bool(resume)
+        self.settings = self.settings_class.from_model_args(self.model_id, model_args)
+        settings = self.settings
+        self.seed, self.resume = settings.seed, settings.resume
         state = PartialState()
         self._rank, self._world_size = state.process_index, state.num_processes
-        self.device = resolve_device(device, state.local_process_index)
-        self.dtype = resolve_dtype(dtype, self.device)
+        self.device = resolve_device(settings.device, state.local_process_index)
+        self.dtype = resolve_dtype(settings.dtype, self.device)
         logger.info(
             "{}: process {} of {} on {} ({})",
             self.model_id,
@@ -189,8 +309,8 @@ class UnifiedModel(lmms):
             self.device,
             self.dtype,
         )
-        self.batch_size = max(1, int(batch_size)) if str(batch_size).isdigit() else 1
-        self._output_dir = output_dir
+        self.batch_size = max(1, settings.batch_size) if isinstance(settings.batch_size, int) else 1
+        self._output_dir = settings.output_dir
         self._media: MediaStore | None = None
         self.resumed = 0
         self.phase = Phase()
@@ -215,9 +335,10 @@ class UnifiedModel(lmms):
         return self.describe()
 
     def describe(self) -> dict[str, Any]:
-        """What identifies this model's outputs in resume signatures (adapters add every argument that
-        changes outputs; the numeric precision does too)."""
-        return {"model": self.model_id, "seed": self.seed, "dtype": str(self.dtype).removeprefix("torch.")}
+        """What identifies this model's outputs (resume signatures, the media folder name): the model id and
+        every settings field not marked run-only, with the numeric precision as resolved."""
+        dtype = str(self.dtype).removeprefix("torch.")
+        return {"model": self.model_id, **self.settings.described(), "dtype": dtype}
 
     # ---- primitives (adapters override what they support) ------------------------------------------
     def understand(self, images: list[Image.Image], prompt: str, **decoding: Any) -> str:
@@ -304,7 +425,7 @@ class UnifiedModel(lmms):
             if cached is not None:
                 self.resumed += 1
                 run_status.status().count_resumed()
-                return cached.to_json()
+                return self._response(request, cached)
         spec = PROTOCOLS.get(name)
         if spec is None:
             record = UnifiedOutput(name, error=f"unknown protocol {name!r}; known: {sorted(PROTOCOLS)}")
@@ -331,6 +452,12 @@ class UnifiedModel(lmms):
         record.timings["total"] = time.perf_counter() - started
         record.root, record.signature = str(self.media.root), self._signature(request)
         self.media.save_record(task, doc_id, record)
+        return self._response(request, record)
+
+    def _response(self, request: Instance, record: UnifiedOutput) -> str:
+        """What lmms-eval receives: our record's JSON for our tasks, lmms-eval's convention for its own."""
+        if is_lmms_eval_task(request):
+            return lmms_eval_response(record)
         return record.to_json()
 
     # ---- batched primitives ---------------------------------------------------------------------------

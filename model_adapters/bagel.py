@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import copy
 import re
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ import torch
 from lmms_eval_unify.model_adapters.official_code import import_official, local_weights, official_checkout
 from PIL import Image
 
-from lmms_eval_unify.model import UNDERSTAND_AND_GENERATE, UnifiedModel, as_bool, seeded
+from lmms_eval_unify.model import UNDERSTAND_AND_GENERATE, ModelSettings, UnifiedModel, run_only, seeded
 
 REPO_URL = "https://github.com/ByteDance-Seed/Bagel"
 WEIGHT_FILES = ("llm_config.json", "vit_config.json", "ae.safetensors", "ema.safetensors")
@@ -95,60 +96,58 @@ def load_inferencer(repo: Path, weights: Path, max_memory_gib: int = 80) -> Any:
     )
 
 
+@dataclass(frozen=True, kw_only=True)
+class BagelSettings(ModelSettings):
+    pretrained: str = "ByteDance-Seed/BAGEL-7B-MoT"
+    """Local folder of the weights (or a Hub id already in the cache)."""
+    repo_path: str | None = run_only()
+    """Checkout of the official code (else ``$BAGEL_REPO``)."""
+    cfg_text_scale: float = 4.0
+    cfg_img_scale: float = 2.0
+    num_timesteps: int = 50
+    timestep_shift: float = 3.0
+    image_size: int = 1024
+    think: bool = False
+    """The official "thinking" mode (a reasoning block before the answer or the image)."""
+    max_new_tokens: int | None = None
+    """Caps every task's ``max_new_tokens`` (``None``: the task's value)."""
+
+
 class Bagel(UnifiedModel):
     """BAGEL-7B-MoT: understanding, text-to-image and editing, natively interleaved."""
 
     model_id = "bagel"
     capabilities = UNDERSTAND_AND_GENERATE
-    run_only_args = UnifiedModel.run_only_args | {"repo_path"}
+    settings_class = BagelSettings
+    settings: BagelSettings
 
-    def __init__(
-        self,
-        pretrained: str = "ByteDance-Seed/BAGEL-7B-MoT",
-        repo_path: str | None = None,
-        cfg_text_scale: float = 4.0,
-        cfg_img_scale: float = 2.0,
-        num_timesteps: int = 50,
-        timestep_shift: float = 3.0,
-        image_size: int = 1024,
-        think: bool | str = False,
-        max_new_tokens: int | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(**kwargs)
-        self.pretrained, self.repo_path = str(pretrained), repo_path
-        self.cfg_text_scale, self.cfg_img_scale = float(cfg_text_scale), float(cfg_img_scale)
-        self.num_timesteps, self.timestep_shift = int(num_timesteps), float(timestep_shift)
-        self.image_size, self.think = int(image_size), as_bool(think)
-        self.max_new_tokens = int(max_new_tokens) if max_new_tokens else None
+    def __init__(self, **model_args: Any) -> None:
+        super().__init__(**model_args)
         self.inferencer = self._load_backend()
 
     def _load_backend(self) -> Any:
-        repo = official_checkout(self.model_id, self.repo_path, "BAGEL_REPO", REPO_URL, "inferencer.py")
-        weights = local_weights(self.model_id, self.pretrained, WEIGHT_FILES)
+        repo = official_checkout(
+            self.model_id, self.settings.repo_path, "BAGEL_REPO", REPO_URL, "inferencer.py"
+        )
+        weights = local_weights(self.model_id, self.settings.pretrained, WEIGHT_FILES)
         if not torch.cuda.is_available():
             raise RuntimeError(
                 "bagel needs a CUDA GPU (the official code imports flash-attn and autocasts to CUDA)"
             )
         return load_inferencer(repo, weights)
 
-    def describe(self) -> dict[str, Any]:
-        fields = ("pretrained", "cfg_text_scale", "cfg_img_scale", "num_timesteps", "timestep_shift")
-        fields += ("image_size", "think", "max_new_tokens")
-        return {**super().describe(), **{name: getattr(self, name, None) for name in fields}}
-
     def generation_settings(self, editing: bool) -> dict[str, Any]:
         """The official demo's diffusion settings for text-to-image or editing."""
         settings = {
-            "cfg_text_scale": self.cfg_text_scale,
-            "num_timesteps": self.num_timesteps,
-            "timestep_shift": self.timestep_shift,
+            "cfg_text_scale": self.settings.cfg_text_scale,
+            "num_timesteps": self.settings.num_timesteps,
+            "timestep_shift": self.settings.timestep_shift,
             "cfg_renorm_min": 0.0,
         }
         if editing:
             return {
                 **settings,
-                "cfg_img_scale": self.cfg_img_scale,
+                "cfg_img_scale": self.settings.cfg_img_scale,
                 "cfg_interval": [0.0, 1.0],
                 "cfg_renorm_type": "text_channel",
             }
@@ -156,7 +155,7 @@ class Bagel(UnifiedModel):
             **settings,
             "cfg_interval": [0.4, 1.0],
             "cfg_renorm_type": "global",
-            "image_shapes": (self.image_size, self.image_size),
+            "image_shapes": (self.settings.image_size, self.settings.image_size),
         }
 
     def text_settings(self, decoding: dict[str, Any]) -> dict[str, Any]:
@@ -165,14 +164,16 @@ class Bagel(UnifiedModel):
         return {
             "do_sample": temperature > 0,
             "text_temperature": temperature or 0.3,
-            "max_think_token_n": min(max_new, self.max_new_tokens) if self.max_new_tokens else max_new,
+            "max_think_token_n": min(max_new, self.settings.max_new_tokens)
+            if self.settings.max_new_tokens
+            else max_new,
         }
 
     def understand(self, images: list[Image.Image], prompt: str, **decoding: Any) -> str:
         with seeded(int(decoding.get("seed", self.seed)), self.device):
             outputs = self.inferencer.interleave_inference(
                 [*(im.convert("RGB") for im in images), prompt],
-                think=self.think,
+                think=self.settings.think,
                 understanding_output=True,
                 **self.text_settings(decoding),
             )
@@ -185,7 +186,7 @@ class Bagel(UnifiedModel):
         with seeded(int(decoding["seed"]), self.device):
             outputs = self.inferencer.interleave_inference(
                 [*(im.convert("RGB") for im in images), prompt],
-                think=self.think,
+                think=self.settings.think,
                 understanding_output=False,
                 **self.generation_settings(editing=bool(images)),
             )
@@ -210,7 +211,7 @@ class BagelSession:
         self.context = self.inferencer.init_gen_context()
         self.cfg_text_context = copy.deepcopy(self.context)
         self.cfg_img_context = copy.deepcopy(self.context)
-        self.image_shape = (model.image_size, model.image_size)
+        self.image_shape = (model.settings.image_size, model.settings.image_size)
 
     def _autocast(self):
         return torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=torch.cuda.is_available())

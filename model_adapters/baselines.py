@@ -22,8 +22,8 @@ class Instrument(UnifiedModel):
     capabilities = ALL_PRIMITIVES
     oracle: ClassVar[bool]
 
-    def __init__(self, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+    def __init__(self, **model_args: Any) -> None:
+        super().__init__(**model_args)
         self._plan_key: tuple | None = None
         self._current_plan: InstrumentPlan | None = None
 

@@ -12,12 +12,13 @@ Nested arguments are written in quotes or braces so lmms-eval's comma split leav
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 from typing import Any
 
 from lmms_eval.api.instance import Instance
 from PIL import Image
 
-from lmms_eval_unify.model import UNDERSTAND_AND_GENERATE, UnifiedModel
+from lmms_eval_unify.model import PARSE, UNDERSTAND_AND_GENERATE, ModelSettings, UnifiedModel
 from lmms_eval_unify.protocols import GENERATE_IMAGE
 
 REQUEST_TASK, REQUEST_SPLIT = "lmms_eval_unify_composed", "test"
@@ -53,50 +54,50 @@ def load_generator(name: str, args: dict[str, Any], output_dir: str | None) -> U
     return cls(output_dir=output_dir, **args)
 
 
+def nested_args() -> Any:
+    """A settings field holding another model's arguments (parsed by :func:`parse_nested_args`)."""
+    return field(default_factory=dict, metadata={PARSE: parse_nested_args})
+
+
+@dataclass(frozen=True, kw_only=True)
+class ComposedSettings(ModelSettings):
+    und: str
+    """The understanding model: any model name lmms-eval resolves."""
+    gen: str
+    """The drawing model: a registered image-generating adapter."""
+    und_args: dict[str, Any] = nested_args()
+    """The understanding model's arguments."""
+    gen_args: dict[str, Any] = nested_args()
+    """The drawing model's arguments."""
+    max_new_tokens: int | None = None
+    """Caps every task's ``max_new_tokens`` (``None``: the task's value)."""
+
+
 class Composed(UnifiedModel):
     """Understanding by an lmms-eval model, image generation/editing by one of our adapters."""
 
     model_id = "composed"
     capabilities = UNDERSTAND_AND_GENERATE
+    settings_class = ComposedSettings
+    settings: ComposedSettings
 
-    def __init__(
-        self,
-        und: str,
-        gen: str,
-        und_args: Any = "",
-        gen_args: Any = "",
-        max_new_tokens: int | None = None,
-        output_dir: str | None = None,
-        **kwargs,
-    ) -> None:
+    def __init__(self, **model_args: Any) -> None:
         from lmms_eval.models import get_model
 
-        super().__init__(output_dir=output_dir, **kwargs)
-        self.und_name, self.gen_name = str(und), str(gen)
-        self.und_args, self.gen_args = parse_nested_args(und_args), parse_nested_args(gen_args)
-        self.max_new_tokens = int(max_new_tokens) if max_new_tokens else None
-        self.gen_model = load_generator(self.gen_name, self.gen_args, output_dir)
+        super().__init__(**model_args)
+        settings = self.settings
+        self.gen_model = load_generator(settings.gen, settings.gen_args, settings.output_dir)
         # lmms-eval gives every model batch_size
-        und_kwargs = {"batch_size": self.batch_size, **self.und_args}
-        self.und_model = get_model(self.und_name, force_simple=True)(**und_kwargs)
-
-    def describe(self) -> dict[str, Any]:
-        return {
-            **super().describe(),
-            "und": getattr(self, "und_name", None),
-            "und_args": getattr(self, "und_args", None),
-            "gen": getattr(self, "gen_name", None),
-            "gen_args": getattr(self, "gen_args", None),
-            "max_new_tokens": getattr(self, "max_new_tokens", None),
-        }
+        und_kwargs = {"batch_size": self.batch_size, **settings.und_args}
+        self.und_model = get_model(settings.und, force_simple=True)(**und_kwargs)
 
     def understand_batch(self, batch: list[tuple[list[Image.Image], str]], **decoding: Any) -> list[str]:
         """The understanding model's own ``generate_until`` over synthetic requests (one doc per prompt)."""
         gen_kwargs = {k: v for k, v in decoding.items() if k != "seed"}
         gen_kwargs.setdefault("until", [])
-        if self.max_new_tokens:
+        if self.settings.max_new_tokens:
             gen_kwargs["max_new_tokens"] = min(
-                int(gen_kwargs.get("max_new_tokens", 512)), self.max_new_tokens
+                int(gen_kwargs.get("max_new_tokens", 512)), self.settings.max_new_tokens
             )
         docs = {index: images for index, (images, _) in enumerate(batch)}
         self.und_model.task_dict = {REQUEST_TASK: {REQUEST_SPLIT: docs}}

@@ -11,6 +11,7 @@ Emu3-Gen cannot edit: input images of a generation request are not given to the 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -25,7 +26,13 @@ from lmms_eval_unify.model_adapters.hf_common import (
 from PIL import Image
 from transformers import LogitsProcessorList
 
-from lmms_eval_unify.model import UNDERSTAND_AND_GENERATE, UnifiedModel, decoding_options, seeded
+from lmms_eval_unify.model import (
+    UNDERSTAND_AND_GENERATE,
+    ModelSettings,
+    UnifiedModel,
+    decoding_options,
+    seeded,
+)
 
 EOL_TOKEN = "<|extra_200|>"
 NEGATIVE_PROMPT = (
@@ -62,32 +69,34 @@ class VisualTokenConstraint:
         return self.eol if offset % (self.width + 1) == 0 else self.visual
 
 
+@dataclass(frozen=True, kw_only=True)
+class Emu3Settings(ModelSettings):
+    pretrained: str = "BAAI/Emu3-Chat-hf"
+    """Understanding checkpoint."""
+    pretrained_gen: str = "BAAI/Emu3-Gen-hf"
+    """Generation checkpoint (loaded once when it is ``pretrained``)."""
+    guidance_scale: float = 3.0
+    image_area: int = 720 * 720
+    ratio: str = "1:1"
+    max_new_tokens: int | None = None
+    """Caps every task's ``max_new_tokens`` (``None``: the task's value)."""
+
+
 class Emu3(UnifiedModel):
     """Emu3 Chat (understanding) + Emu3 Gen (text-to-image)."""
 
     model_id = "emu3"
     capabilities = UNDERSTAND_AND_GENERATE
+    settings_class = Emu3Settings
+    settings: Emu3Settings
 
-    def __init__(
-        self,
-        pretrained: str = "BAAI/Emu3-Chat-hf",
-        pretrained_gen: str = "BAAI/Emu3-Gen-hf",
-        guidance_scale: float = 3.0,
-        image_area: int = 720 * 720,
-        ratio: str = "1:1",
-        max_new_tokens: int | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(**kwargs)
-        self.pretrained, self.pretrained_gen = str(pretrained), str(pretrained_gen)
-        self.guidance_scale = float(guidance_scale)
-        self.image_area, self.ratio = int(image_area), str(ratio)
-        self.max_new_tokens = int(max_new_tokens) if max_new_tokens else None
-        self.processor, self.model = self._load(self.pretrained)
-        if self.pretrained_gen == self.pretrained:
+    def __init__(self, **model_args: Any) -> None:
+        super().__init__(**model_args)
+        self.processor, self.model = self._load(self.settings.pretrained)
+        if self.settings.pretrained_gen == self.settings.pretrained:
             self.gen_processor, self.gen_model = self.processor, self.model
         else:
-            self.gen_processor, self.gen_model = self._load(self.pretrained_gen)
+            self.gen_processor, self.gen_model = self._load(self.settings.pretrained_gen)
         self._notes = OnceLogger()
 
     def _load(self, path: str) -> tuple[Any, Any]:
@@ -97,17 +106,6 @@ class Emu3(UnifiedModel):
         processor.tokenizer.padding_side = "left"
         model = Emu3ForConditionalGeneration.from_pretrained(path, dtype=self.dtype).to(self.device).eval()
         return processor, model
-
-    def describe(self) -> dict[str, Any]:
-        return {
-            **super().describe(),
-            "pretrained": self.pretrained,
-            "pretrained_gen": self.pretrained_gen,
-            "guidance_scale": self.guidance_scale,
-            "image_area": self.image_area,
-            "ratio": self.ratio,
-            "max_new_tokens": self.max_new_tokens,
-        }
 
     def _prompt(self, images: list[Image.Image], prompt: str) -> str:
         """The checkpoint's chat template when it has one, else the model card's ``USER: … ASSISTANT:`` form."""
@@ -124,7 +122,7 @@ class Emu3(UnifiedModel):
         inputs = self.processor(text=texts, images=images, padding=True, return_tensors="pt")
         inputs = inputs.to(self.device, dtype=self.dtype)
         with seeded(int(decoding.get("seed", self.seed)), self.device):
-            output = self.model.generate(**inputs, **decoding_options(decoding, self.max_new_tokens))
+            output = self.model.generate(**inputs, **decoding_options(decoding, self.settings.max_new_tokens))
         return decode_new_tokens(self.processor, output, inputs["input_ids"].shape[1])
 
     def understand(self, images: list[Image.Image], prompt: str, **decoding: Any) -> str:
@@ -146,8 +144,8 @@ class Emu3(UnifiedModel):
         inputs = processor(
             text=[prompt + POSITIVE_SUFFIX for prompt, _, _ in batch],
             return_for_image_generation=True,
-            image_area=self.image_area,
-            ratio=self.ratio,
+            image_area=self.settings.image_area,
+            ratio=self.settings.ratio,
             padding=True,
             return_tensors="pt",
         )
@@ -163,7 +161,7 @@ class Emu3(UnifiedModel):
             max_new_tokens=(width + 1) * height + 3,
             do_sample=True,
             prefix_allowed_tokens_fn=constraint,
-            guidance_scale=self.guidance_scale,
+            guidance_scale=self.settings.guidance_scale,
             negative_prompt_ids=negative["input_ids"],
             negative_prompt_attention_mask=negative["attention_mask"],
             logits_processor=LogitsProcessorList([sampler]),

@@ -9,6 +9,7 @@ Janus-Pro cannot edit: input images of a generation request are not given to the
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -23,9 +24,24 @@ from lmms_eval_unify.model_adapters.hf_common import (
 from PIL import Image
 from transformers import LogitsProcessorList
 
-from lmms_eval_unify.model import UNDERSTAND_AND_GENERATE, UnifiedModel, decoding_options, seeded
+from lmms_eval_unify.model import (
+    UNDERSTAND_AND_GENERATE,
+    ModelSettings,
+    UnifiedModel,
+    decoding_options,
+    seeded,
+)
 
 DEFAULT_CHECKPOINT = "deepseek-community/Janus-Pro-7B"
+
+
+@dataclass(frozen=True, kw_only=True)
+class JanusProSettings(ModelSettings):
+    pretrained: str = DEFAULT_CHECKPOINT
+    guidance_scale: float = 5.0
+    image_temperature: float = 1.0
+    max_new_tokens: int | None = None
+    """Caps every task's ``max_new_tokens`` (``None``: the task's value)."""
 
 
 class JanusPro(UnifiedModel):
@@ -33,36 +49,18 @@ class JanusPro(UnifiedModel):
 
     model_id = "janus_pro"
     capabilities = UNDERSTAND_AND_GENERATE
+    settings_class = JanusProSettings
+    settings: JanusProSettings
 
-    def __init__(
-        self,
-        pretrained: str = DEFAULT_CHECKPOINT,
-        guidance_scale: float = 5.0,
-        image_temperature: float = 1.0,
-        max_new_tokens: int | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(**kwargs)
+    def __init__(self, **model_args: Any) -> None:
+        super().__init__(**model_args)
         from transformers import JanusForConditionalGeneration, JanusProcessor
 
-        self.pretrained = str(pretrained)
-        self.guidance_scale = float(guidance_scale)
-        self.image_temperature = float(image_temperature)
-        self.max_new_tokens = int(max_new_tokens) if max_new_tokens else None
-        self.processor = JanusProcessor.from_pretrained(self.pretrained)
+        self.processor = JanusProcessor.from_pretrained(self.settings.pretrained)
         self.processor.tokenizer.padding_side = "left"
-        self.model = JanusForConditionalGeneration.from_pretrained(self.pretrained, dtype=self.dtype)
+        self.model = JanusForConditionalGeneration.from_pretrained(self.settings.pretrained, dtype=self.dtype)
         self.model.to(self.device).eval()
         self._notes = OnceLogger()
-
-    def describe(self) -> dict[str, Any]:
-        return {
-            **super().describe(),
-            "pretrained": self.pretrained,
-            "guidance_scale": self.guidance_scale,
-            "image_temperature": self.image_temperature,
-            "max_new_tokens": self.max_new_tokens,
-        }
 
     def _prompt(self, images: list[Image.Image], prompt: str) -> str:
         return self.processor.apply_chat_template(chat_messages(images, prompt), add_generation_prompt=True)
@@ -82,7 +80,7 @@ class JanusPro(UnifiedModel):
         inputs = self._inputs(texts, images, "text")
         with seeded(int(decoding.get("seed", self.seed)), self.device):
             output = self.model.generate(
-                **inputs, generation_mode="text", **decoding_options(decoding, self.max_new_tokens)
+                **inputs, generation_mode="text", **decoding_options(decoding, self.settings.max_new_tokens)
             )
         return decode_new_tokens(self.processor, output, inputs["input_ids"].shape[1])
 
@@ -102,12 +100,12 @@ class JanusPro(UnifiedModel):
             self._notes.warn(TEXT_ONLY_GENERATION_NOTE.format(model=self.model_id, n=n))
         inputs = self._inputs([self._prompt([], prompt) for prompt, _, _ in batch], None, "image")
         seeds = [int(decoding["seed"]) for _, _, decoding in batch]
-        sampler = SeededRowSampler(seeds, self.device, guidance_scale=self.guidance_scale)
+        sampler = SeededRowSampler(seeds, self.device, guidance_scale=self.settings.guidance_scale)
         tokens = self.model.generate(
             **inputs,
             generation_mode="image",
             do_sample=True,
-            temperature=self.image_temperature,
+            temperature=self.settings.image_temperature,
             guidance_scale=1.0,  # guidance is applied by the sampler, before its per-row draw
             logits_processor=LogitsProcessorList([sampler]),
         )

@@ -8,13 +8,14 @@ Understanding uses ``OmniGen2ChatPipeline`` built from the same components and r
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 from lmms_eval_unify.model_adapters.official_code import import_official, official_checkout
 from PIL import Image
 
-from lmms_eval_unify.model import UNDERSTAND_AND_GENERATE, UnifiedModel
+from lmms_eval_unify.model import UNDERSTAND_AND_GENERATE, ModelSettings, UnifiedModel, run_only
 
 REPO_URL = "https://github.com/VectorSpaceLab/OmniGen2"
 NEGATIVE_PROMPT = (
@@ -24,39 +25,35 @@ NEGATIVE_PROMPT = (
 )
 
 
+@dataclass(frozen=True, kw_only=True)
+class OmniGen2Settings(ModelSettings):
+    pretrained: str = "OmniGen2/OmniGen2"
+    repo_path: str | None = run_only()
+    """Checkout of the official code (else ``$OMNIGEN2_REPO``)."""
+    num_inference_steps: int = 50
+    text_guidance_scale: float = 5.0
+    image_guidance_scale: float = 2.0
+    height: int = 1024
+    width: int = 1024
+    negative_prompt: str = NEGATIVE_PROMPT
+
+
 class OmniGen2(UnifiedModel):
     """OmniGen2: text-to-image, multi-image editing and chat understanding."""
 
     model_id = "omnigen2"
     capabilities = UNDERSTAND_AND_GENERATE
-    run_only_args = UnifiedModel.run_only_args | {"repo_path"}
+    settings_class = OmniGen2Settings
+    settings: OmniGen2Settings
 
-    def __init__(
-        self,
-        pretrained: str = "OmniGen2/OmniGen2",
-        repo_path: str | None = None,
-        num_inference_steps: int = 50,
-        text_guidance_scale: float = 5.0,
-        image_guidance_scale: float = 2.0,
-        height: int = 1024,
-        width: int = 1024,
-        negative_prompt: str = NEGATIVE_PROMPT,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(**kwargs)
-        self.pretrained, self.repo_path = str(pretrained), repo_path
-        self.num_inference_steps = int(num_inference_steps)
-        self.text_guidance_scale, self.image_guidance_scale = (
-            float(text_guidance_scale),
-            float(image_guidance_scale),
-        )
-        self.height, self.width, self.negative_prompt = int(height), int(width), str(negative_prompt)
+    def __init__(self, **model_args: Any) -> None:
+        super().__init__(**model_args)
         self.pipeline, self.chat = self._load_backend()
 
     def _load_backend(self) -> tuple[Any, Any]:
         repo = official_checkout(
             self.model_id,
-            self.repo_path,
+            self.settings.repo_path,
             "OMNIGEN2_REPO",
             REPO_URL,
             "omnigen2/pipelines/omnigen2/pipeline_omnigen2.py",
@@ -67,28 +64,23 @@ class OmniGen2(UnifiedModel):
             self.model_id, "omnigen2.models.transformers.transformer_omnigen2", repo
         )
         pipeline = generation.OmniGen2Pipeline.from_pretrained(
-            self.pretrained, torch_dtype=self.dtype, trust_remote_code=True
+            self.settings.pretrained, torch_dtype=self.dtype, trust_remote_code=True
         )
         pipeline.transformer = transformer.OmniGen2Transformer2DModel.from_pretrained(
-            self.pretrained, subfolder="transformer", torch_dtype=self.dtype
+            self.settings.pretrained, subfolder="transformer", torch_dtype=self.dtype
         )
         pipeline = pipeline.to(self.device)
         pipeline.set_progress_bar_config(disable=True)
         return pipeline, chat.OmniGen2ChatPipeline(**pipeline.components)
 
-    def describe(self) -> dict[str, Any]:
-        fields = ("pretrained", "num_inference_steps", "text_guidance_scale", "image_guidance_scale")
-        fields += ("height", "width", "negative_prompt")
-        return {**super().describe(), **{name: getattr(self, name, None) for name in fields}}
-
     def _settings(self, seed: int) -> dict[str, Any]:
         return {
-            "num_inference_steps": self.num_inference_steps,
+            "num_inference_steps": self.settings.num_inference_steps,
             "max_sequence_length": 1024,
-            "text_guidance_scale": self.text_guidance_scale,
-            "image_guidance_scale": self.image_guidance_scale,
+            "text_guidance_scale": self.settings.text_guidance_scale,
+            "image_guidance_scale": self.settings.image_guidance_scale,
             "cfg_range": (0.0, 1.0),
-            "negative_prompt": self.negative_prompt,
+            "negative_prompt": self.settings.negative_prompt,
             "num_images_per_prompt": 1,
             "generator": torch.Generator(device=self.device).manual_seed(seed),
             "output_type": "pil",
@@ -98,8 +90,8 @@ class OmniGen2(UnifiedModel):
         result = self.chat(
             prompt=prompt,
             input_images=[im.convert("RGB") for im in images] or None,
-            height=self.height,
-            width=self.width,
+            height=self.settings.height,
+            width=self.settings.width,
             **self._settings(int(decoding.get("seed", self.seed))),
         )
         if not result.text:
@@ -110,8 +102,8 @@ class OmniGen2(UnifiedModel):
         result = self.pipeline(
             prompt=prompt,
             input_images=[im.convert("RGB") for im in images] or None,
-            height=self.height,
-            width=self.width,
+            height=self.settings.height,
+            width=self.settings.width,
             **self._settings(int(decoding["seed"])),
         )
         if not result.images:

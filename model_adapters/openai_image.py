@@ -13,11 +13,12 @@ from __future__ import annotations
 import base64
 import io
 import os
+from dataclasses import dataclass, field
 from typing import Any
 
 from PIL import Image
 
-from lmms_eval_unify.model import UNDERSTAND_AND_GENERATE, UnifiedModel, as_bool
+from lmms_eval_unify.model import UNDERSTAND_AND_GENERATE, ModelSettings, UnifiedModel, run_only
 
 
 def png_bytes(image: Image.Image) -> bytes:
@@ -30,52 +31,53 @@ def data_url(image: Image.Image) -> str:
     return "data:image/png;base64," + base64.b64encode(png_bytes(image)).decode()
 
 
+def _base_url_from_environment() -> str | None:
+    return os.environ.get("OPENAI_BASE_URL")
+
+
+@dataclass(frozen=True, kw_only=True)
+class OpenAIImageSettings(ModelSettings):
+    model: str = "gpt-image-1"
+    """Images API model."""
+    chat_model: str = "gpt-4.1"
+    """Chat model that answers (understanding)."""
+    base_url: str | None = field(default_factory=_base_url_from_environment)
+    """Endpoint (default ``$OPENAI_BASE_URL``, else OpenAI's)."""
+    api_key_env: str = run_only("OPENAI_API_KEY")
+    """Name of the environment variable holding the API key."""
+    size: str = "1024x1024"
+    quality: str | None = None
+    edit: bool = True
+    """Send input images to ``/images/edits`` (``false``: generate from the text only)."""
+    max_retries: int = run_only(5)
+    timeout: float = run_only(300.0)
+
+
 class OpenAIImage(UnifiedModel):
     """GPT-image (or any gateway speaking the same API) as a unified model."""
 
     model_id = "openai_image"
     capabilities = UNDERSTAND_AND_GENERATE
-    run_only_args = UnifiedModel.run_only_args | {"api_key_env", "max_retries", "timeout"}
+    settings_class = OpenAIImageSettings
+    settings: OpenAIImageSettings
 
-    def __init__(
-        self,
-        model: str = "gpt-image-1",
-        chat_model: str = "gpt-4.1",
-        base_url: str | None = None,
-        api_key_env: str = "OPENAI_API_KEY",
-        size: str = "1024x1024",
-        quality: str | None = None,
-        edit: bool | str = True,
-        max_retries: int = 5,
-        timeout: float = 300.0,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(**kwargs)
+    def __init__(self, **model_args: Any) -> None:
+        super().__init__(**model_args)
         from openai import OpenAI
 
-        api_key = os.environ.get(str(api_key_env))
+        settings = self.settings
+        api_key = os.environ.get(settings.api_key_env)
         if not api_key:
             raise RuntimeError(
-                f"{self.model_id}: set the API key in ${api_key_env} (model argument api_key_env names the variable)"
+                f"{self.model_id}: set the API key in ${settings.api_key_env} (model argument api_key_env "
+                "names the variable)"
             )
-        self.model, self.chat_model = str(model), str(chat_model)
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL")
-        self.size, self.quality = str(size), quality
-        self.edit = as_bool(edit)
         self.client = OpenAI(
-            api_key=api_key, base_url=self.base_url, max_retries=int(max_retries), timeout=float(timeout)
+            api_key=api_key,
+            base_url=settings.base_url,
+            max_retries=settings.max_retries,
+            timeout=settings.timeout,
         )
-
-    def describe(self) -> dict[str, Any]:
-        return {
-            **super().describe(),
-            "model": getattr(self, "model", None),
-            "chat_model": getattr(self, "chat_model", None),
-            "base_url": getattr(self, "base_url", None),
-            "size": getattr(self, "size", None),
-            "quality": getattr(self, "quality", None),
-            "edit": getattr(self, "edit", None),
-        }
 
     def understand(self, images: list[Image.Image], prompt: str, **decoding: Any) -> str:
         content: list[dict[str, Any]] = [
@@ -88,15 +90,20 @@ class OpenAIImage(UnifiedModel):
         if "seed" in decoding:
             options["seed"] = int(decoding["seed"])
         response = self.client.chat.completions.create(
-            model=self.chat_model, messages=[{"role": "user", "content": content}], **options
+            model=self.settings.chat_model, messages=[{"role": "user", "content": content}], **options
         )
         return response.choices[0].message.content or ""
 
     def generate_image(self, prompt: str, images: list[Image.Image], **decoding: Any) -> Image.Image:
-        options: dict[str, Any] = {"model": self.model, "prompt": prompt, "size": self.size, "n": 1}
-        if self.quality:
-            options["quality"] = self.quality
-        if images and self.edit:
+        options: dict[str, Any] = {
+            "model": self.settings.model,
+            "prompt": prompt,
+            "size": self.settings.size,
+            "n": 1,
+        }
+        if self.settings.quality:
+            options["quality"] = self.settings.quality
+        if images and self.settings.edit:
             files = [(f"image_{i}.png", png_bytes(im), "image/png") for i, im in enumerate(images)]
             response = self.client.images.edit(image=files[0] if len(files) == 1 else files, **options)
         else:

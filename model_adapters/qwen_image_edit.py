@@ -11,13 +11,25 @@ text-to-image.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import torch
 from PIL import Image
 
-from lmms_eval_unify.model import UnifiedModel
+from lmms_eval_unify.model import ModelSettings, UnifiedModel
 from lmms_eval_unify.protocols import GENERATE_IMAGE
+
+
+@dataclass(frozen=True, kw_only=True)
+class QwenImageEditSettings(ModelSettings):
+    pretrained: str = "Qwen/Qwen-Image-Edit"
+    num_inference_steps: int = 50
+    true_cfg_scale: float = 4.0
+    negative_prompt: str = " "
+    height: int | None = None
+    """Output height (``None``: the pipeline's choice from the input image)."""
+    width: int | None = None
 
 
 class QwenImageEdit(UnifiedModel):
@@ -26,40 +38,16 @@ class QwenImageEdit(UnifiedModel):
     model_id = "qwen_image_edit"
     capabilities = frozenset({GENERATE_IMAGE})
     max_input_images = None
+    settings_class = QwenImageEditSettings
+    settings: QwenImageEditSettings
 
-    def __init__(
-        self,
-        pretrained: str = "Qwen/Qwen-Image-Edit",
-        num_inference_steps: int = 50,
-        true_cfg_scale: float = 4.0,
-        negative_prompt: str = " ",
-        height: int | None = None,
-        width: int | None = None,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(**kwargs)
+    def __init__(self, **model_args: Any) -> None:
+        super().__init__(**model_args)
         from diffusers import QwenImageEditPipeline
 
-        self.pretrained = str(pretrained)
-        self.num_inference_steps = int(num_inference_steps)
-        self.true_cfg_scale = float(true_cfg_scale)
-        self.negative_prompt = str(negative_prompt)
-        self.height = int(height) if height else None
-        self.width = int(width) if width else None
-        self.pipeline = QwenImageEditPipeline.from_pretrained(self.pretrained, dtype=self.dtype)
+        self.pipeline = QwenImageEditPipeline.from_pretrained(self.settings.pretrained, dtype=self.dtype)
         self.pipeline.to(self.device)
         self.pipeline.set_progress_bar_config(disable=True)
-
-    def describe(self) -> dict[str, Any]:
-        return {
-            **super().describe(),
-            "pretrained": self.pretrained,
-            "num_inference_steps": self.num_inference_steps,
-            "true_cfg_scale": self.true_cfg_scale,
-            "negative_prompt": self.negative_prompt,
-            "height": self.height,
-            "width": self.width,
-        }
 
     def generate_image(self, prompt: str, images: list[Image.Image], **decoding: Any) -> Image.Image:
         return self.generate_image_batch([(prompt, images, decoding)])[0]
@@ -83,11 +71,11 @@ class QwenImageEdit(UnifiedModel):
             result = self.pipeline(
                 image=[batch[i][1][-1].convert("RGB") for i in indices],
                 prompt=[batch[i][0] for i in indices],
-                negative_prompt=[self.negative_prompt] * len(indices),
-                true_cfg_scale=self.true_cfg_scale,
-                num_inference_steps=self.num_inference_steps,
-                height=self.height,
-                width=self.width,
+                negative_prompt=[self.settings.negative_prompt] * len(indices),
+                true_cfg_scale=self.settings.true_cfg_scale,
+                num_inference_steps=self.settings.num_inference_steps,
+                height=self.settings.height,
+                width=self.settings.width,
                 generator=[
                     torch.Generator(device="cpu").manual_seed(int(batch[i][2]["seed"])) for i in indices
                 ],

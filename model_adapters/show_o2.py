@@ -12,6 +12,7 @@ generator (logged once). Understanding takes one image (``max_input_images = 1``
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from lmms_eval_unify.model_adapters.official_code import (
 )
 from PIL import Image
 
-from lmms_eval_unify.model import UNDERSTAND_AND_GENERATE, UnifiedModel, seeded
+from lmms_eval_unify.model import UNDERSTAND_AND_GENERATE, ModelSettings, UnifiedModel, run_only, seeded
 
 REPO_URL = "https://github.com/showlab/Show-o (folder show-o2)"
 DEFAULT_CONFIG = "configs/showo2_1.5b_demo_432x432.yaml"
@@ -195,62 +196,65 @@ class ShowO2Backend:
         return Image.fromarray(self.utils.denorm(images)[0])
 
 
+@dataclass(frozen=True, kw_only=True)
+class ShowO2Settings(ModelSettings):
+    pretrained: str = "showlab/show-o2-1.5B"
+    vae_path: str | None = None
+    """The Wan2.1 VAE file (``Wan2.1_VAE.pth``); required."""
+    repo_path: str | None = run_only()
+    """Checkout of the official code (else ``$SHOW_O2_REPO``)."""
+    config: str = DEFAULT_CONFIG
+    """The official YAML config, relative to the checkout."""
+    guidance_scale: float = 5.0
+    num_inference_steps: int = 50
+    max_new_tokens: int = 300
+
+
 class ShowO2(UnifiedModel):
     """Show-o2 1.5B/7B: single-image understanding and text-to-image."""
 
     model_id = "show_o2"
     capabilities = UNDERSTAND_AND_GENERATE
-    run_only_args = UnifiedModel.run_only_args | {"repo_path"}
     max_input_images = 1
+    settings_class = ShowO2Settings
+    settings: ShowO2Settings
 
-    def __init__(
-        self,
-        pretrained: str = "showlab/show-o2-1.5B",
-        vae_path: str | None = None,
-        repo_path: str | None = None,
-        config: str = DEFAULT_CONFIG,
-        guidance_scale: float = 5.0,
-        num_inference_steps: int = 50,
-        max_new_tokens: int = 300,
-        **kwargs: Any,
-    ) -> None:
-        super().__init__(**kwargs)
-        self.pretrained, self.vae_path, self.repo_path, self.config = (
-            str(pretrained),
-            vae_path,
-            repo_path,
-            config,
-        )
-        self.guidance_scale, self.num_inference_steps = float(guidance_scale), int(num_inference_steps)
-        self.max_new_tokens = int(max_new_tokens)
+    def __init__(self, **model_args: Any) -> None:
+        super().__init__(**model_args)
         self._notes = OnceLogger()
         self.backend = self._load_backend()
 
     def _load_backend(self) -> Any:
         repo = official_checkout(
-            self.model_id, self.repo_path, "SHOW_O2_REPO", REPO_URL, "models/__init__.py"
+            self.model_id, self.settings.repo_path, "SHOW_O2_REPO", REPO_URL, "models/__init__.py"
         )
-        if not self.vae_path or not Path(self.vae_path).is_file():
+        if not self.settings.vae_path or not Path(self.settings.vae_path).is_file():
             raise MissingOfficialCode(
                 f"show_o2 needs the Wan2.1 VAE file (Wan2.1_VAE.pth from Wan-AI/Wan2.1-T2V-14B): pass "
-                f"--model_args vae_path=<file> (got {self.vae_path!r})"
+                f"--model_args vae_path=<file> (got {self.settings.vae_path!r})"
             )
-        return ShowO2Backend(repo, self.config, self.pretrained, self.vae_path, self.device, self.dtype)
-
-    def describe(self) -> dict[str, Any]:
-        fields = ("pretrained", "vae_path", "config", "guidance_scale", "num_inference_steps")
-        fields += ("max_new_tokens",)
-        return {**super().describe(), **{name: getattr(self, name, None) for name in fields}}
+        return ShowO2Backend(
+            repo,
+            self.settings.config,
+            self.settings.pretrained,
+            self.settings.vae_path,
+            self.device,
+            self.dtype,
+        )
 
     def understand(self, images: list[Image.Image], prompt: str, **decoding: Any) -> str:
         if not images:
             raise ValueError("show_o2 understanding needs an image (the official route embeds exactly one)")
-        max_new = min(int(decoding.get("max_new_tokens", self.max_new_tokens)), self.max_new_tokens)
+        max_new = min(
+            int(decoding.get("max_new_tokens", self.settings.max_new_tokens)), self.settings.max_new_tokens
+        )
         return self.backend.understand(images[0].convert("RGB"), prompt, max_new).strip()
 
     def generate_image(self, prompt: str, images: list[Image.Image], **decoding: Any) -> Image.Image:
         if images:
             self._notes.warn(TEXT_ONLY_GENERATION_NOTE.format(model=self.model_id, n=len(images)))
         with seeded(int(decoding["seed"]), self.device):
-            image = self.backend.generate(prompt, self.guidance_scale, self.num_inference_steps)
+            image = self.backend.generate(
+                prompt, self.settings.guidance_scale, self.settings.num_inference_steps
+            )
         return image.convert("RGB")

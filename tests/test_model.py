@@ -98,21 +98,54 @@ def _adapter_classes() -> list[type[UnifiedModel]]:
 
 
 @pytest.mark.parametrize("cls", _adapter_classes(), ids=lambda cls: cls.model_id)
-def test_describe_names_every_argument_that_changes_outputs(cls):
-    """Resume signatures hash describe(): an argument missing from it lets runs of different
-    configurations reuse each other's outputs (show_o2 once omitted vae_path)."""
+def test_every_adapter_has_typed_settings_that_describe_derives_from(cls):
+    """Resume signatures and media folders hash describe(): every settings field that is not run-only is in
+    it, run-only fields are not, and every field type converts from a --model_args string."""
+    import dataclasses
+
     import torch
 
-    from lmms_eval_unify.model import valid_model_args
+    from lmms_eval_unify.model import RUN_ONLY, ModelSettings
 
+    settings_class = cls.settings_class
+    assert dataclasses.is_dataclass(settings_class) and issubclass(settings_class, ModelSettings)
+    fields = dataclasses.fields(settings_class)
+    required = {f.name: "x" for f in fields if f.default is f.default_factory is dataclasses.MISSING}
     model = object.__new__(cls)
-    arguments = set(valid_model_args(cls)) - {"kwargs"}
-    for name in arguments:
-        setattr(model, name, f"<{name}>")
-    model.seed, model.dtype = 0, torch.float32
+    model.settings, model.dtype = settings_class.from_model_args(cls.model_id, required), torch.float32
     described = set(model.describe())
-    assert arguments - cls.run_only_args <= described, sorted(arguments - cls.run_only_args - described)
+    run_only = {f.name for f in fields if f.metadata.get(RUN_ONLY)}
+    assert {f.name for f in fields} - run_only <= described
+    assert not run_only & described
     assert {"model", "seed", "dtype"} <= described
+    for f in fields:  # each default survives a round trip through its string form
+        default = getattr(model.settings, f.name)
+        if isinstance(default, str | int | float | bool):
+            again = settings_class.from_model_args(cls.model_id, {**required, f.name: str(default)})
+            assert getattr(again, f.name) == default, f.name
+
+
+def test_describe_and_the_media_folder_are_the_same_as_before_typed_settings():
+    """The media folder of a default configuration keeps its name (outputs of earlier runs resume)."""
+    import torch
+    from lmms_eval_unify.model_adapters.janus_pro import JanusPro
+
+    from lmms_eval_unify.media import configuration_folder
+
+    model = object.__new__(JanusPro)
+    model.settings, model.dtype = JanusPro.settings_class.from_model_args("janus_pro", {}), torch.float32
+    assert model.describe() == {
+        "model": "janus_pro",
+        "seed": 0,
+        "dtype": "float32",
+        "pretrained": "deepseek-community/Janus-Pro-7B",
+        "guidance_scale": 5.0,
+        "image_temperature": 1.0,
+        "max_new_tokens": None,
+    }
+    assert (
+        configuration_folder("janus_pro", model.describe()) == "janus_pro-156a63ac88"
+    )  # the name HEAD~ gave it
 
 
 def test_unknown_model_argument_is_rejected_with_the_valid_ones(tmp_path):
@@ -123,3 +156,43 @@ def test_unknown_model_argument_is_rejected_with_the_valid_ones(tmp_path):
     # lmms-eval adds max_batch_size (and batch_size, device) itself: accepted, typed from strings.
     model = UnifyRandom(output_dir=str(tmp_path), seed="3", max_batch_size="8", batch_size="2", device="cpu")
     assert (model.seed, model.batch_size, model.describe()["dtype"]) == (3, 2, "float32")
+    assert UnifyRandom(output_dir=str(tmp_path), batch_size="auto", resume="no").batch_size == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ({"seed": "abc"}, r"seed='abc': expected int \(invalid literal"),
+        ({"seed": "1.5"}, r"seed='1.5': expected int"),
+        ({"resume": "maybe"}, r"resume='maybe': expected bool \(expected one of"),
+        ({"seed": True}, r"seed=True: expected int \(a boolean is not an integer\)"),
+    ],
+)
+def test_a_model_argument_of_the_wrong_type_names_the_argument_and_the_type(tmp_path, args, message):
+    from lmms_eval_unify.model_adapters.baselines import UnifyRandom
+
+    from lmms_eval_unify.model import ModelArgumentError
+
+    with pytest.raises(ModelArgumentError, match=rf"^unify_random: model argument {message}"):
+        UnifyRandom(output_dir=str(tmp_path), **args)
+
+
+def test_settings_convert_strings_and_lmms_eval_values_to_the_field_types():
+    from lmms_eval_unify.model_adapters.composed import ComposedSettings
+    from lmms_eval_unify.model_adapters.janus_pro import JanusProSettings
+
+    from lmms_eval_unify.model import ModelArgumentError
+
+    parsed = JanusProSettings.from_model_args(
+        "janus_pro",
+        {"guidance_scale": 3, "max_new_tokens": "None", "pretrained": 7, "image_temperature": "0.5"},
+    )
+    assert (parsed.guidance_scale, parsed.max_new_tokens, parsed.pretrained) == (3.0, None, "7")
+    assert isinstance(parsed.guidance_scale, float) and parsed.image_temperature == 0.5
+    assert JanusProSettings.from_model_args("janus_pro", {"max_new_tokens": 8.0}).max_new_tokens == 8
+    with pytest.raises(ModelArgumentError, match=r"max_new_tokens='many': expected int \| None"):
+        JanusProSettings.from_model_args("janus_pro", {"max_new_tokens": "many"})
+    composed = ComposedSettings.from_model_args("composed", {"und": "a", "gen": "b", "gen_args": '"k=1,s=x"'})
+    assert composed.gen_args == {"k": 1, "s": "x"} and composed.und_args == {}
+    with pytest.raises(ModelArgumentError, match=r"composed: missing model arguments \['gen'\]"):
+        ComposedSettings.from_model_args("composed", {"und": "a"})

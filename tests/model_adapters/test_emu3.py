@@ -15,7 +15,7 @@ def emu3(tiny_emu3, tmp_path_factory):
 
 
 def test_one_checkpoint_path_is_loaded_once(emu3):
-    assert emu3.gen_model is emu3.model and emu3.model_args["pretrained_gen"] == emu3.pretrained
+    assert emu3.gen_model is emu3.model and emu3.model_args["pretrained_gen"] == emu3.settings.pretrained
 
 
 def test_understanding_batched_and_alone_agree(emu3):
@@ -92,7 +92,7 @@ def test_seeded_sampler_draws_what_transformers_draws_alone(emu3):
 
     processor, model = emu3.gen_processor, emu3.gen_model
     inputs = processor(text=["a maze" + POSITIVE_SUFFIX], return_for_image_generation=True,
-                       image_area=emu3.image_area, ratio=emu3.ratio, return_tensors="pt")  # fmt: skip
+                       image_area=emu3.settings.image_area, ratio=emu3.settings.ratio, return_tensors="pt")  # fmt: skip
     height, width = (int(v) for v in inputs.pop("image_sizes")[0])
     negative = processor(text=[NEGATIVE_PROMPT], return_tensors="pt")
     constraint = VisualTokenConstraint(
@@ -100,7 +100,7 @@ def test_seeded_sampler_draws_what_transformers_draws_alone(emu3):
     )
     with torch.inference_mode(), seeded(1, emu3.device):
         output = model.generate(**inputs, max_new_tokens=(width + 1) * height + 3, do_sample=True,
-                                prefix_allowed_tokens_fn=constraint, guidance_scale=emu3.guidance_scale,
+                                prefix_allowed_tokens_fn=constraint, guidance_scale=emu3.settings.guidance_scale,
                                 negative_prompt_ids=negative["input_ids"],
                                 negative_prompt_attention_mask=negative["attention_mask"])  # fmt: skip
         pixels = model.decode_image_tokens(

@@ -88,9 +88,25 @@ def test_seeded_sampler_draws_what_transformers_draws_alone(janus):
     inputs = janus._inputs([janus._prompt([], "a blue maze")], None, "image")
     with torch.inference_mode(), seeded(3, janus.device):
         tokens = janus.model.generate(**inputs, generation_mode="image", do_sample=True,
-                                      temperature=janus.image_temperature, guidance_scale=janus.guidance_scale)  # fmt: skip
+                                      temperature=janus.settings.image_temperature, guidance_scale=janus.settings.guidance_scale)  # fmt: skip
         native = janus.model.decode_image_tokens(tokens)
     from lmms_eval_unify.model_adapters.hf_common import signed_pixels_to_pil
 
     expected = signed_pixels_to_pil(native[0], channels_first=False)
     assert janus.generate_image("a blue maze", [], seed=3).tobytes() == expected.tobytes()
+
+
+def test_check_adapter_passes_every_protocol_janus_claims(tiny_janus, tmp_path, capsys):
+    from lmms_eval_unify import check_adapter
+
+    args = [
+        "janus_pro",
+        "--model_args",
+        f"pretrained={tiny_janus},max_new_tokens=4",
+        "--output_dir",
+        str(tmp_path),
+    ]
+    assert check_adapter.main(args) == 0
+    out = capsys.readouterr().out
+    assert "all 6 claimed protocols work" in out and "video" not in out.split("protocol", 1)[1]
+    assert "1 image(s) 8x8" in out  # the tiny checkpoint draws 8x8 images
