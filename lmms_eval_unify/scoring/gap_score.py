@@ -62,7 +62,7 @@ class GapScoreParams:
     adam_betas: tuple[float, float] = (0.9, 0.999)
     adam_eps: float = 1e-8
     steps: int = 2000
-    stable_max_iter: int = 100
+    stable_max_iter: int = 500
     step_tol: float = 1e-5
     flat_tol: float = 1e-5
     jit: bool = True
