@@ -472,8 +472,8 @@ def _fit_stable(objective: _Objective, x0: torch.Tensor, params: GapScoreParams)
     """
     n_models = x0.shape[0]
     x, damping = x0, torch.full((n_models,), 1e-3, dtype=x0.dtype)
-    steps = torch.zeros(n_models, dtype=torch.long)
-    for iteration in range(params.stable_max_iter + 1):
+    steps, iteration = torch.zeros(n_models, dtype=torch.long), 0
+    while True:
         x, loss, grad = _per_model_grad(objective, x, create_graph=True)
         hess, grad = _batched_hessian(grad, x).detach(), grad.detach()
         newton, lowest, direction = _newton_step_size(hess, grad, params.flat_tol)
@@ -489,7 +489,7 @@ def _fit_stable(objective: _Objective, x0: torch.Tensor, params: GapScoreParams)
             if bool(at_saddle.any()):
                 x = _leave_saddle(objective, x, loss, direction, at_saddle)
         steps += ~done
-    raise AssertionError("unreachable")
+        iteration += 1
 
 
 def _gap(delta: torch.Tensor, props: torch.Tensor, params: GapScoreParams) -> torch.Tensor:
