@@ -430,17 +430,47 @@ def gap_inputs(scored: list[Scored]) -> dict[str, dict[str, tuple[float, float, 
 def fit_gaps(
     joint: Mapping[str, Mapping[str, tuple[float, ...]]], variant: str = "official"
 ) -> dict[str, dict[str, float]]:
-    """Gap Scores (0-100, lower is better) per model and category from the MIRT fit in `gap_score`."""
+    """Gap Scores (0-100, lower is better) per model and category from the MIRT fit in `gap_score`, and per
+    cell whether its fit converged (`<category> Gap converged`: 1.0 or 0.0)."""
+    import warnings
+
     from lmms_eval_unify.scoring.gap_score import fit_gap_scores
 
-    fitted = fit_gap_scores(joint, variant=variant).models
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # non-convergence is reported per cell by `gapeval_boards`
+        fitted = fit_gap_scores(joint, variant=variant).models
     return {
         label: {
             **{f"{c} {ge.GAP}": cell.gap for c, cell in fit.categories.items()},
+            **{f"{c} {ge.GAP_CONVERGED}": float(cell.converged) for c, cell in fit.categories.items()},
             ge.OVERALL_GAP: fit.overall,
         }
         for label, fit in fitted.items()
     }
+
+
+def gap_not_converged(gaps: Mapping[str, Mapping[str, float]], variant: str, warn=None) -> list[str]:
+    """One warning line naming every (model / category) cell whose Gap fit did not converge (none if all
+    did); the line is also printed to `warn` (stderr)."""
+    import sys
+
+    cells = [
+        f"{label} / {c}"
+        for label, values in gaps.items()
+        for c in ge.CATEGORIES
+        if values.get(f"{c} {ge.GAP_CONVERGED}") == 0.0
+    ]
+    if not cells:
+        return []
+    why = (
+        "the official variant runs a fixed 2000-step AdamW budget and does not reach a minimum "
+        "(docs/gap_score.md); --gap-variant stable runs to convergence"
+        if variant == "official"
+        else "the stable fit ran out of iterations; these gaps are not at a minimum"
+    )
+    line = f"Gap fit not converged in {len(cells)} cell(s): {', '.join(cells)} ({why})"
+    print(f"warning: GapEval {line}", file=warn or sys.stderr)
+    return [line]
 
 
 def gapeval_boards(
@@ -448,8 +478,10 @@ def gapeval_boards(
     gaps: Mapping[str, Mapping[str, float]],
     options: Options,
     unpaired: Sequence[str] = (),
+    warn=None,
 ) -> tuple[list[Board], dict]:
-    """GapEval Table 2 (Succ./Und./Gen./Gap per category, overall Gap) and Fig. 3's (ability, gap) points."""
+    """GapEval Table 2 (Succ./Und./Gen./Gap per category, overall Gap), the Gap fit's convergence per cell
+    (with a warning naming the cells that did not converge) and Fig. 3's (ability, gap) points."""
     if not scored:
         return [], {}
     rows = [to_row(s) for s in scored]
@@ -463,6 +495,7 @@ def gapeval_boards(
         f"(lmms_eval_unify.scoring.gap_score, {options.gap_variant} variant) for models that ran all four categories. "
         "Intervals (CSV/HTML) cover Succ./Und./Gen. only.",
         *(f"Unpaired: {line}" for line in unpaired),
+        *(f"Warning: {line}" for line in gap_not_converged(gaps, options.gap_variant, warn)),
     ]
     board = Board(
         "gapeval_table2", "GapEval (Table 2)", [*columns, (ge.OVERALL_GAP, (ge.OVERALL_GAP,))], rows, notes
@@ -476,6 +509,17 @@ def gapeval_boards(
          "n01 image only, n00 neither. A missing side counts as wrong."],
     )  # fmt: skip
     boards = [board, counts]
+    if gaps:
+        boards.append(
+            Board(
+                "gapeval_gap_convergence",
+                "GapEval Gap fit convergence per cell",
+                [(ge.CATEGORY_TITLES[c], (f"{c} {ge.GAP_CONVERGED}",)) for c in ge.CATEGORIES],
+                [Row(r.label, r.values) for r in rows if r.label in gaps],
+                [f"1.00 = the {options.gap_variant} fit of this model reached a local minimum (full Newton step "
+                 "< step_tol, docs/gap_score.md), 0.00 = it did not; '-' = not fitted."],
+            )
+        )  # fmt: skip
     if options.split_half:
         boards += split_half_boards(
             "gapeval", "GapEval", scored, [f"{c} {p}" for c in ge.CATEGORIES for p in ge.PARTS]

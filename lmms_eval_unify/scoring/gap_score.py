@@ -44,7 +44,8 @@ class GapScoreParams:
 
     ``lambda_fail`` / ``lambda_succ`` are the co-failure penalty and co-success reward (the issue's
     α = 2.7 and β = 1.05).  ``lr``, ``weight_decay``, ``adam_*`` and ``steps`` drive the ``official`` AdamW run;
-    ``stable_max_iter`` and ``grad_tol`` drive the ``stable`` Newton run.
+    ``stable_max_iter`` and ``step_tol`` drive the ``stable`` Newton run; ``step_tol`` also sets the
+    ``converged`` flag of both variants.
     """
 
     pseudo_count: float = 1000.0
@@ -61,8 +62,9 @@ class GapScoreParams:
     adam_betas: tuple[float, float] = (0.9, 0.999)
     adam_eps: float = 1e-8
     steps: int = 2000
-    stable_max_iter: int = 100
-    grad_tol: float = 1e-6
+    stable_max_iter: int = 500
+    step_tol: float = 1e-5
+    flat_tol: float = 1e-5
     jit: bool = True
 
 
@@ -86,12 +88,16 @@ class PairCounts:
 
 @dataclass(frozen=True)
 class CategoryGap:
-    """Fitted abilities and gap of one (model, category) cell; ``gap`` is on the 0–100 scale."""
+    """Fitted abilities and gap of one (model, category) cell; ``gap`` is on the 0–100 scale.
+
+    ``converged`` is the flag of the model's fit, which all its cells share (one joint fit per model).
+    """
 
     theta_text: float
     theta_image: float
     delta: float
     gap: float
+    converged: bool
 
 
 @dataclass(frozen=True)
@@ -100,8 +106,10 @@ class ModelGap:
 
     ``objective`` is the spec's MAP objective J (pyro's negative log joint without the prior's 2π
     constant): for ``official`` the lowest pre-step J (the authors' selection rule; θ is the iterate
-    right after that step), for ``stable`` J at the returned point.  ``grad_max`` is the largest
-    absolute gradient of J at the optimiser's last iterate; ``converged`` is ``grad_max < grad_tol``.
+    right after that step), for ``stable`` J at the returned point.  ``grad_max`` (max |∇J|) and
+    ``newton_step`` (max |H⁻¹∇J|, inf where the Hessian H is not positive definite) are taken at the
+    optimiser's last iterate; ``converged`` is ``newton_step < step_tol``: a local minimum, with every
+    parameter within about ``step_tol`` of it.
     """
 
     categories: dict[str, CategoryGap]
@@ -111,6 +119,7 @@ class ModelGap:
     objective: float
     steps_run: int
     grad_max: float
+    newton_step: float
     converged: bool
 
 
@@ -123,9 +132,26 @@ class GapScoreResult:
     categories: tuple[str, ...]
     models: dict[str, ModelGap]
 
+    def not_converged(self) -> list[str]:
+        """Names of the models whose fit did not converge."""
+        return [name for name, fit in self.models.items() if not fit.converged]
+
+
+class GapFitNotConverged(UserWarning):
+    """A ``stable`` fit stopped at ``stable_max_iter`` before reaching a local minimum."""
+
 
 _Objective = Callable[[torch.Tensor], torch.Tensor]
-_FitOutput = tuple[torch.Tensor, torch.Tensor, int, torch.Tensor]  # x, per-model J, steps, per-model max |∇J|
+
+
+class _FitOutput(NamedTuple):
+    """Optimiser result per model: flat parameters, J, iterations, max |∇J| and max |full Newton step|."""
+
+    x: torch.Tensor
+    loss: torch.Tensor
+    steps: torch.Tensor
+    grad_max: torch.Tensor
+    newton_step: torch.Tensor
 
 
 class _Data(NamedTuple):
@@ -199,12 +225,17 @@ def _log_lik(logits: torch.Tensor, data: _Data, eps: float) -> torch.Tensor:
     )
 
 
+def _floored_cholesky(lower: torch.Tensor, floor: float) -> torch.Tensor:
+    """Cholesky factor of floor²·I + LLᵀ (``stable``): every eigenvalue of the prior covariance is ≥ floor²."""
+    eye = torch.eye(2, dtype=lower.dtype)
+    return torch.linalg.cholesky(floor**2 * eye + lower @ lower.transpose(-1, -2))
+
+
 def _mirt_model(
-    data: _Data, params: GapScoreParams, beta: torch.Tensor, mu: torch.Tensor, chol_raw: torch.Tensor
+    data: _Data, params: GapScoreParams, beta: torch.Tensor, mu: torch.Tensor, scale_tril: torch.Tensor
 ) -> None:
-    """Pyro model: θ_c ~ N(μ, LLᵀ) per (category, model); outcomes ~ Bernoulli(σ(θ_c − β))."""
+    """Pyro model: θ_c ~ N(μ, KKᵀ) per (category, model); outcomes ~ Bernoulli(σ(θ_c − β))."""
     n_cat, n_models = data.text_succ.shape
-    scale_tril = _cholesky(chol_raw, params.chol_diag_floor)
     with pyro.plate("models", n_models, dim=-1):
         pyro.factor("anchor", -params.anchor * (beta.square().sum(-1) + mu.square().sum(-1)))
         with pyro.plate("categories", n_cat, dim=-2):
@@ -220,7 +251,7 @@ def _map_guide(theta: torch.Tensor) -> None:
 
 
 def _map_objective_fn(data: _Data, params: GapScoreParams) -> Callable[..., torch.Tensor]:
-    """Per-model MAP objective J(θ, β, μ, L_raw), shape (models,): the Delta-guide ELBO loss.
+    """Per-model MAP objective J(θ, β, μ, K), shape (models,): the Delta-guide ELBO loss (K: prior scale_tril).
 
     Equals the spec's J (pyro's negative log joint minus the prior's C·log 2π constant).
     """
@@ -228,11 +259,11 @@ def _map_objective_fn(data: _Data, params: GapScoreParams) -> Callable[..., torc
     log_2pi_const = n_cat * math.log(2.0 * math.pi)
 
     def objective(
-        theta: torch.Tensor, beta: torch.Tensor, mu: torch.Tensor, chol_raw: torch.Tensor
+        theta: torch.Tensor, beta: torch.Tensor, mu: torch.Tensor, scale_tril: torch.Tensor
     ) -> torch.Tensor:
         guide_trace = poutine.trace(_map_guide).get_trace(theta)
         model_trace = poutine.trace(poutine.replay(_mirt_model, trace=guide_trace)).get_trace(
-            data, params, beta, mu, chol_raw
+            data, params, beta, mu, scale_tril
         )
         log_joint = torch.zeros(theta.shape[1], dtype=theta.dtype)
         for site in model_trace.nodes.values():
@@ -247,38 +278,40 @@ def _map_objective_fn(data: _Data, params: GapScoreParams) -> Callable[..., torc
 class _Layout(NamedTuple):
     """How one row of the flat (models, P) optimisation tensor maps to the parameters.
 
-    ``official``: [θ (C·2), β (2), μ (2), lower triangle of L_raw (3)].
-    ``stable``: [z (C·2), μ (2), lower triangle of L_raw (3)] with β ≡ 0 and θ_c = μ + L z_c
-    (whitened coordinates: the same objective, without the funnel between θ and a shrinking L).
+    ``official``: [θ (C·2), β (2), μ (2), lower triangle of L_raw (3)], prior scale K = L (the authors'
+    factor: tril(L_raw) with diagonal softplus + floor).
+    ``stable``: [z (C·2), μ (2), lower triangle of L (3)] with β ≡ 0, prior covariance floor²·I + LLᵀ,
+    K its Cholesky factor and θ_c = μ + K z_c (whitened coordinates: no funnel between θ and a shrinking K).
     """
 
     n_cat: int
-    whitened: bool
+    stable: bool
 
     def pack(
         self, theta: torch.Tensor, beta: torch.Tensor, mu: torch.Tensor, chol_raw: torch.Tensor, floor: float
     ) -> torch.Tensor:
-        """The flat (models, P) tensor of (θ, β, μ, L_raw)."""
-        first = theta
-        if self.whitened:
-            scale_tril = _cholesky(chol_raw, floor)
+        """The flat (models, P) tensor of (θ, β, μ, L_raw); ``stable`` starts from L = the authors' factor."""
+        first, factor = theta, chol_raw
+        if self.stable:
+            factor = _cholesky(chol_raw, floor)
+            scale_tril = _floored_cholesky(factor, floor)
             first = torch.linalg.solve_triangular(scale_tril, (theta - mu)[..., None], upper=False)[..., 0]
         parts = [first.transpose(0, 1).reshape(theta.shape[1], -1)]
-        parts += [mu] if self.whitened else [beta, mu]
-        return torch.cat(parts + [chol_raw[:, [0, 1, 1], [0, 0, 1]]], dim=-1)
+        parts += [mu] if self.stable else [beta, mu]
+        return torch.cat(parts + [factor[:, [0, 1, 1], [0, 0, 1]]], dim=-1)
 
     def unpack(self, x: torch.Tensor, floor: float) -> tuple[torch.Tensor, ...]:
-        """(θ, β, μ, L_raw) from the flat tensor."""
+        """(θ, β, μ, K) from the flat tensor, K the prior's scale_tril."""
         n_models, width = x.shape[0], 2 * self.n_cat
         first = x[:, :width].reshape(n_models, self.n_cat, 2).transpose(0, 1)
-        beta = torch.zeros(n_models, 2, dtype=x.dtype) if self.whitened else x[:, width : width + 2]
+        beta = torch.zeros(n_models, 2, dtype=x.dtype) if self.stable else x[:, width : width + 2]
         mu = x[:, -5:-3]
         l00, l10, l11 = x[:, -3:].unbind(-1)
-        chol_raw = torch.stack(
-            [torch.stack([l00, torch.zeros_like(l00)], -1), torch.stack([l10, l11], -1)], -2
-        )
-        theta = mu + (_cholesky(chol_raw, floor) @ first[..., None])[..., 0] if self.whitened else first
-        return theta, beta, mu, chol_raw
+        factor = torch.stack([torch.stack([l00, torch.zeros_like(l00)], -1), torch.stack([l10, l11], -1)], -2)
+        if not self.stable:
+            return first, beta, mu, _cholesky(factor, floor)
+        scale_tril = _floored_cholesky(factor, floor)
+        return mu + (scale_tril @ first[..., None])[..., 0], beta, mu, scale_tril
 
 
 @contextmanager
@@ -368,14 +401,34 @@ def _fit_official(objective: _Objective, x0: torch.Tensor, params: GapScoreParam
             better = loss < best_loss
             best_loss = torch.where(better, loss, best_loss)
             best_x = torch.where(better[:, None], x, best_x)
-    _, _, grad = _per_model_grad(objective, x)
-    return best_x, best_loss.detach(), params.steps, grad.abs().amax(-1)
+    x, _, grad = _per_model_grad(objective, x, create_graph=True)
+    newton, _, _ = _newton_step_size(_batched_hessian(grad, x).detach(), grad.detach(), params.flat_tol)
+    steps = torch.full((x0.shape[0],), params.steps)
+    return _FitOutput(best_x, best_loss.detach(), steps, grad.detach().abs().amax(-1), newton)
 
 
 def _batched_hessian(grad: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     """Per-model Hessian blocks (M, P, P), one Hessian-vector product per coordinate."""
     columns = [torch.autograd.grad(grad[:, k].sum(), x, retain_graph=True)[0] for k in range(x.shape[1])]
     return torch.stack(columns, dim=-1)
+
+
+def _newton_step_size(
+    hess: torch.Tensor, grad: torch.Tensor, flat: float
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Per model max |H⁺∇J|, the full Newton step with directions of curvature ≤ ``flat`` left out; inf at a
+    saddle (curvature < −``flat``) or where ∇J along a left-out direction exceeds ``flat``.
+
+    A left-out direction is one along which J is flat to ``flat``: the prior's Cholesky factor L is not
+    unique where LLᵀ is singular (e.g. a modality whose category abilities coincide), and no θ depends on it.
+    Also returns each model's lowest curvature and its direction (for leaving a saddle).
+    """
+    curvature, directions = torch.linalg.eigh(hess)
+    along = (directions.transpose(-1, -2) @ grad[..., None])[..., 0]
+    curved = curvature > flat
+    step = directions @ torch.where(curved, along / torch.where(curved, curvature, 1.0), 0.0)[..., None]
+    stationary = (curvature >= -flat).all(-1) & (along.abs() <= flat).logical_or(curved).all(-1)
+    return torch.where(stationary, step[..., 0].abs().amax(-1), math.inf), curvature[:, 0], directions[..., 0]
 
 
 def _marquardt_step(
@@ -390,20 +443,53 @@ def _marquardt_step(
     return torch.where(ok[:, None], step, 0.0), ok
 
 
+def _leave_saddle(
+    objective: _Objective,
+    x: torch.Tensor,
+    loss: torch.Tensor,
+    direction: torch.Tensor,
+    at_saddle: torch.Tensor,
+) -> torch.Tensor:
+    """Move the models ``at_saddle`` along their negative-curvature direction (either sign, lengths 1 to 1e-4)
+    to the candidate with the lowest J, if it is lower than ``loss``; damped Newton steps cannot leave a saddle
+    whose gradient is zero (e.g. a triangular L with L₀₀ = L₁₀ = 0, symmetric under their joint sign flip)."""
+    best_x, best_loss = x, torch.where(at_saddle, loss, -math.inf)
+    for length in (1.0, -1.0, 1e-1, -1e-1, 1e-2, -1e-2, 1e-4, -1e-4):
+        candidate = x + length * direction
+        trial = objective(candidate)
+        better = trial < best_loss
+        best_x = torch.where(better[:, None], candidate, best_x)
+        best_loss = torch.where(better, trial, best_loss)
+    return best_x
+
+
 def _fit_stable(objective: _Objective, x0: torch.Tensor, params: GapScoreParams) -> _FitOutput:
-    """Batched Levenberg–Marquardt (damped Newton) until every model's gradient is below ``grad_tol``."""
-    x, damping, steps = x0, torch.full((x0.shape[0],), 1e-3, dtype=x0.dtype), 0
+    """Batched Levenberg–Marquardt (damped Newton), each model until its full Newton step is below ``step_tol``.
+
+    A model stops (its row is frozen) once converged, so the batched fit equals separate fits.  The test is
+    on the Newton step, not on |∇J|: where the optimum sits on the covariance floor the curvature is ~1/floor²,
+    and a gradient that float rounding of J cannot reduce further still means a step of ~1e-12.
+    """
+    n_models = x0.shape[0]
+    x, damping = x0, torch.full((n_models,), 1e-3, dtype=x0.dtype)
+    steps, iteration = torch.zeros(n_models, dtype=torch.long), 0
     while True:
         x, loss, grad = _per_model_grad(objective, x, create_graph=True)
-        grad_max = grad.detach().abs().amax(-1)
-        if steps == params.stable_max_iter or bool((grad_max < params.grad_tol).all()):
-            return x.detach(), loss.detach(), steps, grad_max
-        step, ok = _marquardt_step(_batched_hessian(grad, x).detach(), grad.detach(), damping)
+        hess, grad = _batched_hessian(grad, x).detach(), grad.detach()
+        newton, lowest, direction = _newton_step_size(hess, grad, params.flat_tol)
+        done = newton < params.step_tol
+        if iteration == params.stable_max_iter or bool(done.all()):
+            return _FitOutput(x.detach(), loss.detach(), steps, grad.abs().amax(-1), newton)
+        step, ok = _marquardt_step(hess, grad, damping)
         with torch.no_grad():
-            accept = ok & (objective(x + step) <= loss)
+            accept = ok & ~done & (objective(x + step) <= loss)
             x = torch.where(accept[:, None], x + step, x)
             damping = torch.where(accept, damping / 3.0, damping * 10.0).clamp(1e-12, 1e12)
-        steps += 1
+            at_saddle = ~accept & ~done & (lowest < -params.flat_tol)
+            if bool(at_saddle.any()):
+                x = _leave_saddle(objective, x, loss, direction, at_saddle)
+        steps += ~done
+        iteration += 1
 
 
 def _gap(delta: torch.Tensor, props: torch.Tensor, params: GapScoreParams) -> torch.Tensor:
@@ -434,22 +520,27 @@ def fit_gap_scores(
     names, categories, props = _proportions(joint_counts)
     dtype = torch.float32 if variant == "official" else torch.float64
     data = _Data(*(t.to(dtype) for t in _pseudo_counts(props, params.pseudo_count)))
-    layout = _Layout(n_cat=len(categories), whitened=variant == "stable")
+    layout = _Layout(n_cat=len(categories), stable=variant == "stable")
     with torch.random.fork_rng(devices=[]), pyro.validation_enabled(False), _single_thread():
         torch.manual_seed(seed)
         x0 = layout.pack(*_initial_state(data, params, dtype), params.chol_diag_floor)
         objective = _flat_objective(data, params, layout, x0)
         fit = _fit_official if variant == "official" else _fit_stable
-        x, loss, steps, grad_max = fit(objective, x0, params)
+        x, loss, steps, grad_max, newton_step = fit(objective, x0, params)
         theta, beta, _, _ = layout.unpack(x, params.chol_diag_floor)
     theta, beta = theta.double(), beta.double()
     delta = theta[..., 0] - theta[..., 1]
     gaps = 100.0 * _gap(delta, props, params)
+    converged = newton_step < params.step_tol
     models = {}
     for j, name in enumerate(names):
         cells = {
             c: CategoryGap(
-                float(theta[i, j, 0]), float(theta[i, j, 1]), float(delta[i, j]), float(gaps[i, j])
+                float(theta[i, j, 0]),
+                float(theta[i, j, 1]),
+                float(delta[i, j]),
+                float(gaps[i, j]),
+                bool(converged[j]),
             )
             for i, c in enumerate(categories)
         }
@@ -459,8 +550,17 @@ def fit_gap_scores(
             beta_text=float(beta[j, 0]),
             beta_image=float(beta[j, 1]),
             objective=float(loss[j]),
-            steps_run=int(steps),
+            steps_run=int(steps[j]),
             grad_max=float(grad_max[j]),
-            converged=bool(grad_max[j] < params.grad_tol),
+            newton_step=float(newton_step[j]),
+            converged=bool(converged[j]),
         )
-    return GapScoreResult(variant, params, categories, models)
+    result = GapScoreResult(variant, params, categories, models)
+    if variant == "stable" and (failed := result.not_converged()):
+        warnings.warn(
+            f"stable Gap Score fit did not converge within {params.stable_max_iter} iterations for "
+            f"{', '.join(failed)}; their gaps are flagged converged=False",
+            GapFitNotConverged,
+            stacklevel=2,
+        )
+    return result

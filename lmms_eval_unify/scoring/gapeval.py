@@ -28,6 +28,7 @@ PARTS = ("Succ.", "Und.", "Gen.")
 # only, both wrong.
 JOINT_CELLS = ("n11", "n10", "n01", "n00")
 GAP = "Gap"
+GAP_CONVERGED = "Gap converged"
 OVERALL_GAP = "Overall Gap"
 
 

@@ -11,9 +11,11 @@ from scoring.paper_table_io import read_table
 
 from lmms_eval_unify.scoring.gap_score import (
     GAPEVAL_CATEGORIES,
+    GapFitNotConverged,
     GapScoreParams,
     JointCounts,
     _adamw_step,
+    _cholesky,
     _map_objective_fn,
     _pseudo_counts,
     fit_gap_scores,
@@ -128,7 +130,8 @@ def test_stable_is_insensitive_to_1e6_input_noise(stable):
 
 def test_stable_converges_on_table2(stable):
     assert all(m.converged for m in stable.models.values())
-    assert max(m.grad_max for m in stable.models.values()) < GapScoreParams().grad_tol
+    assert max(m.newton_step for m in stable.models.values()) < GapScoreParams().step_tol
+    assert all(cell.converged for m in stable.models.values() for cell in m.categories.values())
 
 
 def test_official_moves_ill_conditioned_cells_by_tens_of_points_under_1e6_noise():
@@ -230,7 +233,8 @@ def test_pyro_map_objective_is_the_spec_objective():
     data = _pseudo_counts(torch.tensor(rows), GapScoreParams().pseudo_count)
     theta, beta = rng.normal(size=(4, 3, 2)), rng.normal(size=(3, 2))
     mu, chol_raw = rng.normal(size=(3, 2)), rng.normal(size=(3, 2, 2))
-    got = _map_objective_fn(data, GapScoreParams())(*(torch.tensor(a) for a in (theta, beta, mu, chol_raw)))
+    scale_tril = _cholesky(torch.tensor(chol_raw), GapScoreParams().chol_diag_floor)
+    got = _map_objective_fn(data, GapScoreParams())(*(torch.tensor(a) for a in (theta, beta, mu)), scale_tril)
     for j in range(3):
         expected = spec_objective(rows[:, j], theta[:, j], beta[j], mu[j], chol_raw[j])
         assert float(got[j]) == pytest.approx(expected, rel=1e-12)
@@ -333,3 +337,84 @@ def test_joint_counts_from_pairs_counts_missing_sides_as_wrong():
 def test_rejects_bad_input(joint, kwargs, message):
     with pytest.raises(ValueError, match=message):
         fit_gap_scores(joint, **kwargs)
+
+
+# --- boundary tables: the stable fit converges and the gap follows the formula ------------------------
+
+
+def uniform_table(cell: tuple[int, int, int, int], categories=CATS) -> dict[str, tuple[int, int, int, int]]:
+    return {c: cell for c in categories}
+
+
+def by_hand_gap(delta: float, p11: float, p00: float) -> float:
+    """The spec's G on 0–100 from Δ, with its clamp of |Δ|/(1+|Δ|) to [1e-6, 1 − 1e-6]."""
+    ratio = min(max(abs(delta) / (1 + abs(delta)), 1e-6), 1 - 1e-6)
+    return 100 / (1 + math.exp(-(math.log(ratio / (1 - ratio)) + 2.7 * p00 - 1.05 * p11)))
+
+
+# Text and image see identical data in every category, so the MAP has θ_text = θ_image (Δ = 0) and the
+# gap is the clamp's floor: σ(logit 1e-6 − 1.05) for a perfect model, σ(logit 1e-6 + 2.7) for all wrong.
+@pytest.mark.parametrize(
+    ("cell", "expected"),
+    [((100, 0, 0, 0), by_hand_gap(0.0, 1.0, 0.0)), ((0, 0, 0, 100), by_hand_gap(0.0, 0.0, 1.0))],
+    ids=["all_correct", "all_wrong"],
+)
+def test_stable_all_correct_and_all_wrong_converge_to_no_gap(cell, expected):
+    fit = fit_gap_scores({"m": uniform_table(cell)}, variant="stable").models["m"]
+    assert fit.converged
+    for category in fit.categories.values():
+        assert category.converged
+        assert abs(category.delta) < 1e-6
+        assert category.gap == pytest.approx(expected, rel=1e-3)
+    assert expected < 2e-3  # ≈ 3.5e-5 and 1.5e-3 on the 0–100 scale
+
+
+@pytest.mark.parametrize("cell", [(0, 100, 0, 0), (0, 0, 100, 0)], ids=["text_only", "image_only"])
+def test_stable_one_direction_only_converges_to_a_near_maximal_gap(cell):
+    fit = fit_gap_scores({"m": uniform_table(cell)}, variant="stable").models["m"]
+    assert fit.converged
+    assert all(c.gap > 90 for c in fit.categories.values())
+    assert all(
+        c.gap == pytest.approx(by_hand_gap(c.delta, 0.0, 0.0), abs=1e-6) for c in fit.categories.values()
+    )
+
+
+def test_stable_single_category_converges_to_the_observed_logit_difference():
+    fit = fit_gap_scores({"m": {"only": (30, 20, 10, 40)}}, variant="stable").models["m"]
+    assert fit.converged
+    # one category: θ = μ and the prior collapses to its floor, so θ is the (anchored) MLE: logit 0.5 − logit 0.4
+    assert fit.categories["only"].delta == pytest.approx(math.log(1.5), abs=1e-3)
+
+
+def test_stable_text_perfect_everywhere_with_varying_image_converges():
+    cells = {"a": (50, 50, 0, 0), "b": (30, 70, 0, 0), "c": (80, 20, 0, 0), "d": (10, 90, 0, 0)}
+    fit = fit_gap_scores({"m": cells}, variant="stable").models["m"]
+    assert fit.converged
+    assert all(c.delta > 0 for c in fit.categories.values())
+
+
+def test_perfect_model_gap_is_below_a_random_guesser():
+    rng = np.random.default_rng(0)
+    guesser = {c: tuple(rng.multinomial(100, [1 / 16, 3 / 16, 3 / 16, 9 / 16])) for c in CATS}
+    result = fit_gap_scores({"perfect": uniform_table((100, 0, 0, 0)), "random": guesser}, variant="stable")
+    assert not result.not_converged()
+    assert result.models["perfect"].overall < 0.01 < 10 < result.models["random"].overall
+
+
+def test_bench_synthetic_models_all_converge():
+    from bench.gap_score_bench import synthetic_joint_counts
+
+    result = fit_gap_scores(synthetic_joint_counts(50), variant="stable")
+    assert result.not_converged() == []
+    assert max(m.newton_step for m in result.models.values()) < GapScoreParams().step_tol
+
+
+def test_stable_warns_and_flags_when_the_iteration_budget_runs_out():
+    with pytest.warns(GapFitNotConverged, match="Bagel"):
+        result = fit_gap_scores(
+            {"Bagel": JOINT["Bagel"]}, variant="stable", params=GapScoreParams(stable_max_iter=2)
+        )
+    fit = result.models["Bagel"]
+    assert not fit.converged and fit.steps_run == 2
+    assert not any(c.converged for c in fit.categories.values())
+    assert result.not_converged() == ["Bagel"]

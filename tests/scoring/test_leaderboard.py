@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import subprocess
@@ -13,6 +14,7 @@ import numpy as np
 import pytest
 import yaml
 
+from lmms_eval_unify.scoring import boards as bd
 from lmms_eval_unify.scoring import gapeval as ge
 from lmms_eval_unify.scoring import unig2u as ug
 from lmms_eval_unify.scoring.leaderboard import DEFAULT_PAIRS, load_pairs, main, relabel_pairs
@@ -355,3 +357,30 @@ def test_unig2u_pairs_may_name_recorded_or_shown_labels():
     assert relabel_pairs({"/w/OmniGen2": "qwen", "other": "Qwen2.5-VL"}, shown) == {
         "OmniGen2": "Qwen2.5-VL", "other": "Qwen2.5-VL"
     }  # fmt: skip
+
+
+def test_gap_convergence_is_shown_per_cell_and_warned(runs, tmp_path, capsys):
+    root, _ = runs
+    args = [root, "--benchmark", "gapeval", "--no-plots", "--bootstrap", 0]
+    assert run([*args, "-o", tmp_path / "official"]) == 0
+    out, err = capsys.readouterr()
+    flags = read_csv(tmp_path / "official" / "gapeval_gap_convergence.csv")["uni-model"]
+    assert {flags[f"{c} {ge.GAP_CONVERGED}"] for c in ge.CATEGORIES} == {"0.0000"}  # fixed AdamW budget
+    assert "Gap fit not converged" in err and "uni-model / reasoning" in err
+    assert "Gap fit not converged" in out  # the board's note
+    assert run([*args, "-o", tmp_path / "stable", "--gap-variant", "stable"]) == 0
+    out, err = capsys.readouterr()
+    flags = read_csv(tmp_path / "stable" / "gapeval_gap_convergence.csv")["uni-model"]
+    assert {flags[f"{c} {ge.GAP_CONVERGED}"] for c in ge.CATEGORIES} == {"1.0000"}
+    assert "not converged" not in err + out
+
+
+def test_gap_not_converged_names_each_cell():
+    gaps = {
+        "m": {f"{c} {ge.GAP_CONVERGED}": float(c != "reasoning") for c in ge.CATEGORIES},
+        "n": {f"{c} {ge.GAP_CONVERGED}": 1.0 for c in ge.CATEGORIES},
+    }
+    stream = io.StringIO()
+    (line,) = bd.gap_not_converged(gaps, "stable", warn=stream)
+    assert "1 cell(s): m / reasoning (" in line and line in stream.getvalue()
+    assert bd.gap_not_converged({"n": gaps["n"]}, "stable", warn=stream) == []
