@@ -2,7 +2,8 @@
 
 Layout: ``<out>/uni_mmmu/<maze|sliding>/test.parquet`` (the local-data layout of ``lmms_eval_unify.task``).
 Fields as in the published copies: maze ``initial_image`` + ``steps`` (JSON list), sliding
-``initial_image`` + ``steps_words``; we also write ``id`` and, for sliding, the goal image ``final_image``.
+``initial_image`` + ``steps_words``; we also write ``id`` and, for sliding, the goal image ``final_image``
+and ``step_images``, the boards after each move (the release's step PNGs, the official variant's references).
 """
 
 from __future__ import annotations
@@ -31,13 +32,19 @@ from lmms_eval_unify.puzzles.sliding import SOLVED, SlidingDomain, generate_slid
 
 
 def _write_images(rows: list[dict], path: Path) -> Path:
-    """``*_image`` columns are images, the rest strings (the published field types)."""
-    return write_parquet(rows, path, images=tuple(key for key in rows[0] if key.endswith("_image")))
+    """``*_image`` columns are images, ``*_images`` image lists, the rest strings (the published field types)."""
+    return write_parquet(
+        rows,
+        path,
+        images=tuple(key for key in rows[0] if key.endswith("_image")),
+        image_lists=tuple(key for key in rows[0] if key.endswith("_images")),
+    )
 
 
 def _puzzle_rows(
-    domain: PuzzleDomain, generate: Callable, count: int, seed: int, goal_image: Image.Image | None
+    domain: PuzzleDomain, generate: Callable, count: int, seed: int, goal_image: Image.Image | None = None
 ) -> list[dict]:
+    """Generated items; with a ``goal_image`` (sliding) also the goal and the boards after each move."""
     rng = random.Random(f"{domain.name}/{seed}")
     rows = []
     for index in range(count):
@@ -46,6 +53,7 @@ def _puzzle_rows(
         row[domain.answer_field] = json.dumps(list(moves))
         if goal_image is not None:
             row["final_image"] = goal_image
+            row["step_images"] = [domain.render(s) for s in simulate(domain, state, moves)]
         rows.append(row)
     return rows
 
@@ -55,7 +63,7 @@ def write_uni_mmmu_puzzles(out_dir: str | Path, n_maze: int, n_sliding: int, see
     root = Path(out_dir) / "uni_mmmu"
     maze, sliding = MazeDomain(), SlidingDomain()
     return [
-        _write_images(_puzzle_rows(maze, generate_maze, n_maze, seed, None), root / "maze" / "test.parquet"),
+        _write_images(_puzzle_rows(maze, generate_maze, n_maze, seed), root / "maze" / "test.parquet"),
         _write_images(
             _puzzle_rows(sliding, generate_sliding, n_sliding, seed, sliding.render(SOLVED)),
             root / "sliding" / "test.parquet",

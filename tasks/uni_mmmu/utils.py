@@ -4,6 +4,7 @@ from lmms_eval_unify.benchmarks.uni_mmmu import code, geometry, science
 from lmms_eval_unify.benchmarks.uni_mmmu.jigsaw import score_jigsaw
 from lmms_eval_unify.model import to_pil_images
 from lmms_eval_unify.puzzles import DOMAINS
+from lmms_eval_unify.puzzles.official import score_released
 from lmms_eval_unify.puzzles.scoring import score_move_sequence
 
 
@@ -28,6 +29,16 @@ def maze_process_results(doc: dict, results: list[str]) -> dict:
 
 def sliding_process_results(doc: dict, results: list[str]) -> dict:
     return score_move_sequence(DOMAINS["sliding"], doc, results[0], to_pil_images(doc["initial_image"])[0])
+
+
+def maze_official_process_results(doc: dict, results: list[str]) -> dict:
+    return score_released("maze", doc, results[0], to_pil_images(doc["initial_image"])[0])
+
+
+def sliding_official_process_results(doc: dict, results: list[str]) -> dict:
+    steps = doc.get("step_images")
+    references = None if steps is None else to_pil_images(steps)
+    return score_released("sliding", doc, results[0], to_pil_images(doc["initial_image"])[0], references)
 
 
 def jigsaw_doc_to_visual(doc: dict) -> list:

@@ -14,8 +14,14 @@ from lmms_eval_unify.puzzles.dataset import write_uni_mmmu_puzzles
 
 
 def write_rows(rows: list[dict[str, Any]], path: Path) -> Path:
-    """Rows as parquet: ``*_image`` PIL values as image columns, ints as int64, the rest as strings."""
-    return write_parquet(rows, path, images=tuple(key for key in rows[0] if key.endswith("_image")))
+    """Rows as parquet: ``*_image`` PIL values as image columns, ``*_images`` as image lists, ints as int64,
+    the rest as strings."""
+    return write_parquet(
+        rows,
+        path,
+        images=tuple(key for key in rows[0] if key.endswith("_image")),
+        image_lists=tuple(key for key in rows[0] if key.endswith("_images")),
+    )
 
 
 def generate(out_dir: str | Path, n: int, seed: int = 0) -> list[Path]:

@@ -1,9 +1,11 @@
 """Convert the official Uni-MMMU eval data (``tar -xf data.tar`` of HF ``Vchitect/Uni-MMMU-Eval``) into our
 task datasets: jigsaw (``data/jigsaw_dataset_2x2ref/metadata.json``), geometry
 (``data/math_data/filtered.json``), science (``data/science/dim_all.json``) and code
-(``data/svg/metadata.json``). A subtask whose source file is absent is skipped with a note. Every referenced
-file is checked; missing or unreadable files, bad labels, missing texts and unsafe SVGs are reported and the
-item is skipped (exit 1). Maze and sliding come from the Hub copy or ``data generate``."""
+(``data/svg/metadata.json``) and sliding (``data/sliding/summary_steps_le_8.json``, with the step images the
+official variant scores against). A subtask whose source file is absent is skipped with a note. Every
+referenced file is checked; missing or unreadable files, bad labels, missing texts and unsafe SVGs are
+reported and nothing is written (exit 1). Sliding items whose step images do not show their move names
+played out are listed as warnings (written all the same). Maze comes from the Hub copy or ``data generate``."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import argparse
 import functools
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -19,11 +22,16 @@ from PIL import Image, UnidentifiedImageError
 from lmms_eval_unify.benchmarks.release import Problems, report, write_all_or_nothing
 from lmms_eval_unify.benchmarks.uni_mmmu.data import write_rows
 from lmms_eval_unify.benchmarks.uni_mmmu.svg import UnsafeSVGError, render_svg
+from lmms_eval_unify.puzzles.domain import Grid
+from lmms_eval_unify.puzzles.sliding import SlidingDomain
 
 JIGSAW_METADATA = Path("data/jigsaw_dataset_2x2ref/metadata.json")
 GEOMETRY_JSON = Path("data/math_data/filtered.json")
 SCIENCE_JSON = Path("data/science/dim_all.json")
 SVG_METADATA = Path("data/svg/metadata.json")
+SLIDING_SUMMARY = Path("data/sliding/summary_steps_le_8.json")
+SLIDING = SlidingDomain()
+FLIPPED = {"up": "down", "down": "up", "left": "right", "right": "left"}
 
 
 def _image(
@@ -153,11 +161,111 @@ def code_rows(root: Path, problems: list[str]) -> list[dict[str, Any]]:
     return rows
 
 
+def _replayed(domain: SlidingDomain, initial: Grid | None, moves: list[str]) -> list[Grid] | None:
+    state = None if initial is None else domain.state_from_grid(initial)
+    if state is None:
+        return None
+    boards = []
+    for move in moves:
+        state = domain.apply(state, move)
+        boards.append(domain.grid_of(state))
+    return boards
+
+
+def sliding_step_disagreement(
+    initial: Image.Image,
+    moves: list[str],
+    step_images: list[Image.Image],
+) -> str | None:
+    """Why the step images are not the initial board played with ``moves`` (tile directions, any case);
+    ``None`` when they agree. Says so when the moves with up/down and left/right swapped would agree."""
+    domain = SLIDING
+    shown = [domain.parse_grid(image) for image in step_images]
+    named = [str(move).lower() for move in moves]
+    expected = _replayed(domain, domain.parse_grid(initial), named)
+    if expected is None:
+        return "the initial image is not a readable board"
+    if len(shown) != len(named):
+        return f"{len(named)} moves but {len(shown)} step images"
+    wrong = [index for index, (a, b) in enumerate(zip(expected, shown, strict=True), 1) if a != b]
+    if not wrong:
+        return None
+    flipped = _replayed(domain, domain.parse_grid(initial), [FLIPPED.get(m, m) for m in named]) == shown
+    return f"step images {wrong} differ from the moves {named}" + (
+        " (they agree with up/down and left/right swapped)" if flipped else ""
+    )
+
+
+def _sliding_folder(root: Path, item: dict) -> Path | None:
+    """The item's step folder: ``steps_dir`` (or the folder of ``init_png``), under the root or data/sliding."""
+    named = item.get("steps_dir") or item.get("step_dir") or item.get("steps_path")
+    if named:
+        candidates = [root / named, root / SLIDING_SUMMARY.parent / named]
+    else:
+        initial = item.get("initial_png") or item.get("init_png") or item.get("init") or ""
+        candidates = (
+            [(root / initial).parent, (root / SLIDING_SUMMARY.parent / initial).parent] if initial else []
+        )
+    return next((path for path in candidates if path.is_dir()), None)
+
+
+def sliding_rows(root: Path, problems: list[str], log: Callable[[str], None] = print) -> list[dict[str, Any]]:
+    """Rows of the sliding dataset with the step images the released scorer parses for its references
+    (every ``*.png`` of the step folder but ``*0000*``); move names that the step images contradict and
+    move names that are not lower case (the released scorer compares them as stored) are logged."""
+    items = json.loads((root / SLIDING_SUMMARY).read_text(encoding="utf-8")).get("items", [])
+    rows, warnings = [], []
+    for index, item in enumerate(items, 1):
+        folder = _sliding_folder(root, item)
+        if folder is None:
+            problems.append(
+                f"sliding item {index}: no step folder {item.get('steps_dir') or item.get('init_png')}"
+            )
+            continue
+        item_id = folder.name
+        match = re.match(r"^(.*?_3x3)_(\d{5})_steps$", item_id)
+        named_json = item.get("steps_words_json")
+        derived = f"{match.group(1)}_steps_words_{match.group(2)}.json" if match else None
+        json_paths = [root / named_json, root / SLIDING_SUMMARY.parent / named_json] if named_json else []
+        json_path = next((p for p in [*json_paths, folder.parent / str(derived)] if p.is_file()), None)
+        frames = sorted(folder.glob("*.png"))
+        initials = [frame for frame in frames if "0000" in frame.name]
+        if json_path is None or len(initials) != 1:
+            problems.append(
+                f"{item_id}: need one *0000*.png and the steps_words json (found {len(initials)}, {json_path})"
+            )
+            continue
+        moves = json.loads(json_path.read_text(encoding="utf-8")).get("steps_words")
+        if not isinstance(moves, list) or not moves:
+            problems.append(f"{item_id}: {json_path.name} has no steps_words list")
+            continue
+        images = {frame: _image(root, str(frame), problems, item_id) for frame in frames}
+        if any(image is None for image in images.values()):
+            continue
+        steps = [images[frame] for frame in frames if "0000" not in frame.name]
+        disagreement = sliding_step_disagreement(images[initials[0]], moves, steps)
+        if disagreement:
+            warnings.append(f"{item_id}: {disagreement}")
+        if any(str(move) != str(move).lower() for move in moves):
+            warnings.append(
+                f"{item_id}: move names {moves} are not lower case (official text scores compare as stored)"
+            )
+        rows.append({"id": item_id, "steps_words": json.dumps(moves), "initial_image": images[initials[0]],
+                     "final_image": images[frames[-1]], "step_images": steps})  # fmt: skip
+    for warning in warnings:
+        log(f"WARNING sliding {warning}")
+    if warnings:
+        log(f"sliding: {len(warnings)} warning(s); the items are written, the default task replays the moves, "
+            "the official task scores against the step images")  # fmt: skip
+    return rows
+
+
 SUBTASKS = {
     "jigsaw": (JIGSAW_METADATA, jigsaw_rows),
     "geometry": (GEOMETRY_JSON, geometry_rows),
     "science": (SCIENCE_JSON, science_rows),
     "code": (SVG_METADATA, code_rows),
+    "sliding": (SLIDING_SUMMARY, sliding_rows),
 }
 
 

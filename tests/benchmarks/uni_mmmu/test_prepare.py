@@ -12,9 +12,12 @@ from lmms_eval_unify.benchmarks.uni_mmmu.prepare import (
     GEOMETRY_JSON,
     JIGSAW_METADATA,
     SCIENCE_JSON,
+    SLIDING_SUMMARY,
     SVG_METADATA,
 )
 from lmms_eval_unify.benchmarks.uni_mmmu.science import generate_science_items
+from lmms_eval_unify.puzzles import DOMAINS
+from lmms_eval_unify.puzzles.sliding import SOLVED
 
 
 def _official_layout(root, n):
@@ -149,3 +152,61 @@ def test_wrongly_typed_release_files_are_listed_not_raised(tmp_path, capsys, bad
 def test_prepare_without_any_official_data_fails(tmp_path, capsys):
     assert prepare_main(["--root", str(tmp_path), "--out", str(tmp_path / "out")]) == 1
     assert "no Uni-MMMU data" in capsys.readouterr().out
+
+
+def _official_sliding_layout(root, names_per_item):
+    """data/sliding/summary_steps_le_8.json with step folders; item k's step images play ``played[k]`` while
+    its steps_words json names ``named[k]``."""
+    domain = DOMAINS["sliding"]
+    folder = root / SLIDING_SUMMARY.parent
+    items = []
+    for index, (named, played) in enumerate(names_per_item, 1):
+        steps = folder / f"demo_3x3_{index:05d}_steps"
+        steps.mkdir(parents=True)
+        state = domain.apply(SOLVED, "down")  # every direction is legal from the middle-right empty cell
+        state = domain.apply(state, "right")
+        domain.render(state).save(steps / "demo_step_0000.png")
+        for k, move in enumerate(played, 1):
+            state = domain.apply(state, move)
+            domain.render(state).save(steps / f"demo_step_{k:04d}.png")
+        (folder / f"demo_3x3_steps_words_{index:05d}.json").write_text(json.dumps({"steps_words": named}))
+        items.append({"steps_dir": f"data/sliding/{steps.name}",
+                      "steps_words_json": f"data/sliding/demo_3x3_steps_words_{index:05d}.json"})  # fmt: skip
+    (root / SLIDING_SUMMARY).write_text(json.dumps({"items": items}))
+
+
+def test_prepare_sliding_keeps_step_images_and_reports_moves_they_contradict(tmp_path, capsys):
+    _official_sliding_layout(
+        tmp_path / "src",
+        [(["down", "left"], ["down", "left"]), (["up", "right"], ["down", "left"]), (["Down"], ["down"])],
+    )
+    assert prepare_main(["--root", str(tmp_path / "src"), "--out", str(tmp_path / "out")]) == 0
+    printed = capsys.readouterr().out
+    assert "WARNING sliding demo_3x3_00001" not in printed
+    assert (
+        "WARNING sliding demo_3x3_00002_steps: step images [1, 2] differ from the moves ['up', 'right'] "
+        "(they agree with up/down and left/right swapped)" in printed
+    )
+    assert "demo_3x3_00003_steps: move names ['Down'] are not lower case" in printed
+    assert "sliding: 2 warning(s)" in printed
+    rows = list(datasets.Dataset.from_parquet(str(tmp_path / "out/uni_mmmu/sliding/test.parquet")))
+    assert [r["id"] for r in rows] == ["demo_3x3_00001_steps", "demo_3x3_00002_steps", "demo_3x3_00003_steps"]
+    assert [len(r["step_images"]) for r in rows] == [2, 2, 1] and json.loads(rows[2]["steps_words"]) == [
+        "Down"
+    ]
+    first = rows[0]
+    state = DOMAINS["sliding"].state_from_grid(DOMAINS["sliding"].parse_grid(first["initial_image"]))
+    for move, image in zip(["down", "left"], first["step_images"], strict=True):
+        state = DOMAINS["sliding"].apply(state, move)
+        assert DOMAINS["sliding"].parse_grid(image) == DOMAINS["sliding"].grid_of(state)
+    assert np.array_equal(np.asarray(first["final_image"]), np.asarray(first["step_images"][-1]))
+
+
+def test_prepare_sliding_reports_a_missing_moves_file(tmp_path, capsys):
+    _official_sliding_layout(tmp_path / "src", [(["down"], ["down"]), (["down"], ["down", "left"])])
+    (tmp_path / "src/data/sliding/demo_3x3_steps_words_00001.json").unlink()
+    assert prepare_main(["--root", str(tmp_path / "src"), "--out", str(tmp_path / "out")]) == 1
+    printed = capsys.readouterr().out
+    assert "demo_3x3_00001_steps: need one *0000*.png and the steps_words json" in printed
+    assert "WARNING sliding demo_3x3_00002_steps: 1 moves but 2 step images" in printed
+    assert not list((tmp_path / "out").rglob("*.parquet"))
