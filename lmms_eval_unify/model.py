@@ -44,20 +44,9 @@ from lmms_eval_unify.record import UnifiedOutput
 from lmms_eval_unify.run_context import trust_media_root
 from lmms_eval_unify.visuals import (
     DEFAULT_VIDEO_FRAMES,
-    Video,
-    flatten_visuals,
     model_inputs,
     visuals_fingerprint,
 )
-
-
-def to_pil_images(visuals: Any) -> list[Image.Image]:
-    """Task visuals (PIL images, paths, HF image dicts, nested lists) as RGB PIL images; no videos."""
-    items = flatten_visuals(visuals)
-    if any(isinstance(item, Video) for item in items):
-        raise TypeError("a video visual where images were expected")
-    return items
-
 
 DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
 

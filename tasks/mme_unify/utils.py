@@ -10,7 +10,7 @@ from lmms_eval_unify.benchmarks.mme_unify.prompts import (
     vcot_prompt,
 )
 from lmms_eval_unify.benchmarks.mme_unify.scoring import score_multiple_choice, score_unify_qa, score_vcot
-from lmms_eval_unify.model import to_pil_images
+from lmms_eval_unify.visuals import to_pil_images
 
 
 def image_doc_to_visual(doc: dict) -> list:

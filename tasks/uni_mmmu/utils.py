@@ -2,9 +2,9 @@
 
 from lmms_eval_unify.benchmarks.uni_mmmu import code, geometry, science
 from lmms_eval_unify.benchmarks.uni_mmmu.jigsaw import score_jigsaw
-from lmms_eval_unify.model import to_pil_images
 from lmms_eval_unify.puzzles import DOMAINS
 from lmms_eval_unify.puzzles.scoring import score_move_sequence
+from lmms_eval_unify.visuals import to_pil_images
 
 
 def maze_doc_to_visual(doc: dict) -> list:

@@ -9,9 +9,9 @@ from lmms_eval_unify.benchmarks.unig2u.scoring import (
 )
 from lmms_eval_unify.benchmarks.unig2u.subtasks import SUBTASKS
 from lmms_eval_unify.benchmarks.unig2u.task import base64_image, rows_of_type
-from lmms_eval_unify.model import to_pil_images
 from lmms_eval_unify.puzzles import DOMAINS
 from lmms_eval_unify.puzzles.scoring import score_move_sequence
+from lmms_eval_unify.visuals import to_pil_images
 
 VSP_VISUALS = {
     "gmap": ("example_image", "test_image"),

@@ -13,7 +13,7 @@ import datasets
 
 from lmms_eval_unify.benchmarks.fixtures import png_cell
 from lmms_eval_unify.benchmarks.gapeval.items import make_items
-from lmms_eval_unify.scoring.gapeval import CATEGORIES
+from lmms_eval_unify.benchmarks.gapeval.spec import CATEGORIES
 
 SPLIT = "test"
 FEATURES = {

@@ -22,9 +22,8 @@ from torchvision.transforms.functional import to_pil_image, to_tensor
 from lmms_eval_unify.benchmarks.mme_unify.scoring import check_variant, metric_config
 from lmms_eval_unify.metrics import clip_image_similarity, clip_t, clipsim, fid, fvd, lpips_distance
 from lmms_eval_unify.metrics.config import resolve_config
-from lmms_eval_unify.model import to_pil_images
 from lmms_eval_unify.record import OutputFailure, load_media, parse_output
-from lmms_eval_unify.visuals import read_video_frames
+from lmms_eval_unify.visuals import read_video_frames, to_pil_images
 
 KEYS = {
     "FIR": ("lpips",),

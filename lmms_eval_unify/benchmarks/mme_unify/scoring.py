@@ -20,8 +20,8 @@ from lmms_eval_unify.answers import extract_choice, normalise_text, split_option
 from lmms_eval_unify.benchmarks.mme_unify import vcot
 from lmms_eval_unify.benchmarks.mme_unify.subtasks import SCORING_VARIANTS
 from lmms_eval_unify.metrics import clip_choice, clip_text_choice
-from lmms_eval_unify.model import to_pil_images
 from lmms_eval_unify.record import OutputFailure, Step, load_media, parse_output
+from lmms_eval_unify.visuals import to_pil_images
 
 METRICS_ENV = "LMMS_EVAL_UNIFY_MME_UNIFY_METRICS"
 """JSON mapping family -> MetricConfig fields for the MME-Unify scorers, e.g.

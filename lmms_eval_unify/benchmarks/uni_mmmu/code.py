@@ -27,7 +27,7 @@ from lmms_eval_unify.benchmarks.uni_mmmu.svg import (
     render_svg,
 )
 from lmms_eval_unify.instruments import FixedPlan
-from lmms_eval_unify.model import to_pil_images
+from lmms_eval_unify.visuals import to_pil_images
 
 IMAGE_METRICS, TEXT_METRICS = ("shape_color_score", "position_score"), ("text_acc",)
 TASK = "uni_mmmu_code"

@@ -20,7 +20,7 @@ from PIL import Image, ImageDraw, ImageFont
 
 from lmms_eval_unify.benchmarks.uni_mmmu.judged import Judged, ask, not_judged, score_judged
 from lmms_eval_unify.instruments import FixedPlan
-from lmms_eval_unify.model import to_pil_images
+from lmms_eval_unify.visuals import to_pil_images
 
 IMAGE_METRICS, TEXT_METRICS = ("img_acc",), ("text_acc",)
 TASK = "uni_mmmu_geometry"

@@ -22,9 +22,9 @@ from typing import Any
 from PIL import Image
 
 from lmms_eval_unify.metrics import jigsaw_dreamsim_score
-from lmms_eval_unify.model import to_pil_images
 from lmms_eval_unify.protocols import Phase
 from lmms_eval_unify.record import OutputFailure, parse_output
+from lmms_eval_unify.visuals import to_pil_images
 
 METRICS_ENV = "LMMS_EVAL_UNIFY_UNI_MMMU_METRICS"
 """JSON mapping family -> MetricConfig fields for the Uni-MMMU scorers, e.g.
