@@ -226,10 +226,6 @@ class UnifiedModel(lmms):
         """
         return [self.understand(images, prompt, **decoding) for images, prompt in batch]
 
-    def session(self) -> TranscriptSession:
-        """An interleaved context (text and images in order). Natively interleaved models override this."""
-        return TranscriptSession(self)
-
     def sample_seed(self, task: str, doc_id: Any) -> int:
         """A per-sample seed, stable across runs and processes."""
         digest = hashlib.sha256(f"{self.seed}/{task}/{doc_id}".encode()).digest()
@@ -360,36 +356,6 @@ class UnifiedModel(lmms):
             [self.model_args, ctx, dict(gen_kwargs or {}), inputs], sort_keys=True, default=str
         )
         return hashlib.sha256(payload.encode()).hexdigest()
-
-
-class TranscriptSession:
-    """The default interleaved context: a transcript replayed through the primitives at every call.
-
-    ``gen_text`` answers from every image and text so far; ``gen_image`` draws from the latest text, editing
-    the images so far. Both append their output to the transcript.
-    """
-
-    def __init__(self, model: UnifiedModel) -> None:
-        self.model = model
-        self.parts: list[str | Image.Image] = []
-
-    def add(self, *parts: str | Image.Image) -> None:
-        self.parts.extend(parts)
-
-    def _images(self) -> list[Image.Image]:
-        return [part for part in self.parts if isinstance(part, Image.Image)]
-
-    def gen_text(self, **decoding: Any) -> str:
-        prompt = "\n\n".join(part for part in self.parts if isinstance(part, str))
-        text = self.model.understand(self._images(), prompt, **decoding)
-        self.add(text)
-        return text
-
-    def gen_image(self, **decoding: Any) -> Image.Image:
-        texts = [part for part in self.parts if isinstance(part, str)]
-        image = self.model.generate_image(texts[-1] if texts else "", self._images(), **decoding)
-        self.add(image)
-        return image
 
 
 UNDERSTANDING_ONLY = frozenset({UNDERSTAND})

@@ -67,32 +67,47 @@ class ScorerSpec:
     params: tuple[str, ...]
     required: tuple[str, ...]
     score: Callable[..., Score | OutputFailure]
+    metrics_for: Callable[..., Sequence[str]] | None = None
+
+    def metric_names(self, params: Mapping[str, Any]) -> tuple[str, ...]:
+        """The per-sample metrics of a task whose metadata sets ``params``."""
+        return tuple(self.metrics_for(**params)) if self.metrics_for else self.metrics
+
+
+def _spec(
+    score: Callable[..., Any],
+    metrics: tuple[str, ...],
+    metrics_for: Callable[..., Sequence[str]] | None = None,
+) -> ScorerSpec:
+    keyword = [p for p in inspect.signature(score).parameters.values() if p.kind is p.KEYWORD_ONLY]
+    return ScorerSpec(
+        metrics=metrics,
+        params=tuple(p.name for p in keyword),
+        required=tuple(p.name for p in keyword if p.default is p.empty),
+        score=score,
+        metrics_for=metrics_for,
+    )
 
 
 def scorer(
     *metrics: str,
+    metrics_for: Callable[..., Sequence[str]] | None = None,
     failed: FailureValues | None = None,
     doc_fields: Callable[[Mapping], dict] | None = None,
 ) -> Callable[[Callable[..., Score | OutputFailure]], Callable[..., dict]]:
     """Turn ``score(doc, parsed, **params)`` into ``process_results(doc, results, **params)``.
 
     ``metrics`` are the per-sample metric keys the task's ``metric_list`` aggregates (besides
-    ``invalid_outputs``); ``failed`` gives their values for an unusable output; ``doc_fields(doc)`` adds
+    ``invalid_outputs``), or ``metrics_for(**params)`` gives them when they depend on the parameters;
+    ``failed`` gives their values for an unusable output; ``doc_fields(doc)`` adds
     columns to every row (e.g. GapEval's question id used for pairing).
     """
 
     def wrap(score: Callable[..., Score | OutputFailure]) -> Callable[..., dict]:
-        signature = inspect.signature(score)
-        keyword = [p for p in signature.parameters.values() if p.kind is p.KEYWORD_ONLY]
-        spec = ScorerSpec(
-            metrics=metrics,
-            params=tuple(p.name for p in keyword),
-            required=tuple(p.name for p in keyword if p.default is p.empty),
-            score=score,
-        )
+        spec = _spec(score, metrics, metrics_for)
 
         def failure_row(doc: Mapping, failure: OutputFailure, params: dict) -> dict:
-            values = failed(doc, **params) if failed else dict.fromkeys(metrics, 0.0)
+            values = failed(doc, **params) if failed else dict.fromkeys(spec.metric_names(params), 0.0)
             return {**values, "invalid_outputs": failure.reason, "details": {"failure": failure.detail}}
 
         @functools.wraps(score)
@@ -100,7 +115,7 @@ def scorer(
             parsed = parse_output(results[0] if results else None)
             if parsed.unsupported:
                 row = {
-                    **dict.fromkeys(metrics),
+                    **dict.fromkeys(spec.metric_names(params)),
                     "invalid_outputs": "",
                     "details": {"unsupported": parsed.record.unsupported},
                 }
@@ -121,6 +136,17 @@ def scorer(
     return wrap
 
 
+def raw_scorer(*metrics: str) -> Callable[[Callable[..., dict]], Callable[..., dict]]:
+    """Declare the ``metrics`` of a ``process_results(doc, results, **params)`` that reads the raw output
+    itself (the shared Uni-MMMU puzzle scorer), so tasks and tests see it like a :func:`scorer`."""
+
+    def declare(process_results: Callable[..., dict]) -> Callable[..., dict]:
+        process_results.scorer = _spec(process_results, metrics)  # type: ignore[attr-defined]
+        return process_results
+
+    return declare
+
+
 def _row(score: Score) -> dict:
     details = dict(score.details)
     if score.judge is not None:
@@ -136,7 +162,7 @@ def scorer_spec(process_results: Any) -> ScorerSpec | None:
 
 
 def metadata_params(process_results: Any, metadata: Mapping | None, task: str) -> dict[str, Any]:
-    """The keyword parameters of a scorer that the task's ``metadata`` sets; a required one that it does not
+    """The keyword parameters of a task's scorer that its ``metadata`` sets; a required one that it does not
     set is a ``ValueError`` naming the task and the key."""
     spec = scorer_spec(process_results)
     if spec is None:

@@ -173,9 +173,14 @@ class UnifyTask(ConfigurableTask):
             for name, aggregate in super().aggregation().items()
         }
 
-    def download(self, dataset_kwargs: dict | None = None) -> None:
+    def check_judges(self) -> None:
+        """Raise ``JudgeNotConfiguredError`` (or a bad-override error) unless every judge is reachable by
+        configuration, before any answer is generated."""
         for judge_config, default_model in self.judge_configs({"metadata": self.config.metadata}):
             resolve_endpoint(judge_config, default_model)
+
+    def download(self, dataset_kwargs: dict | None = None) -> None:
+        self.check_judges()
         files = local_data_files(self.config.metadata, self.config.dataset_name, self.config.test_split)
         if files is not None:
             self.DATASET_PATH, self.DATASET_NAME = "parquet", None

@@ -15,8 +15,11 @@ from lmms_eval_unify.scorer import Score, metadata_params, scorer, scorer_spec
 TASKS = Path(__file__).resolve().parents[1] / "tasks"
 SCORER_MODULES = [
     "lmms_eval_unify.benchmarks.gapeval.scoring",
+    "lmms_eval_unify.benchmarks.mme_unify.scoring",
+    "lmms_eval_unify.benchmarks.mme_unify.generation",
+    "lmms_eval_unify.benchmarks.unig2u.scoring",
 ]
-CONVERTED = ("gapeval",)
+CONVERTED = ("gapeval", "mme_unify", "unig2u")
 
 
 @scorer("acc", "steps", failed=lambda doc, **params: {"acc": 0.0, "steps": doc["n"]})
@@ -92,9 +95,9 @@ def task_configs():
 def test_every_task_names_its_scorer_and_roll_up_and_every_metric_is_produced(config):
     spec = scorer_spec(config["process_results"])
     assert spec is not None, f"{config['task']}: process_results is not a scorer"
-    metadata_params(config["process_results"], config["metadata"], config["task"])  # required ones set
+    params = metadata_params(config["process_results"], config["metadata"], config["task"])
     listed = {m["metric"] for m in config["metric_list"]}
-    assert listed == {*spec.metrics, "invalid_outputs"}
+    assert listed == {*spec.metric_names(params), "invalid_outputs"}
     module, _, name = config["metadata"]["paper_score"].rpartition(".")
     assert callable(getattr(__import__(module, fromlist=[name]), name))
 

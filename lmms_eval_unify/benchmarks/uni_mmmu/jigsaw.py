@@ -21,7 +21,7 @@ from typing import Any
 
 from PIL import Image
 
-from lmms_eval_unify.metrics import jigsaw_dreamsim_score
+from lmms_eval_unify import metrics
 from lmms_eval_unify.protocols import Phase
 from lmms_eval_unify.record import OutputFailure, parse_output
 from lmms_eval_unify.visuals import to_pil_images
@@ -89,7 +89,9 @@ def score_jigsaw(doc: dict, raw_output: str) -> dict[str, Any]:
             details["image_failure"] = loaded.detail
         else:
             images = loaded
-    scored = jigsaw_dreamsim_score([images], [jigsaw_completions(doc)], config=metric_config("dreamsim"))
+    scored = metrics.jigsaw_dreamsim_score(
+        [images], [jigsaw_completions(doc)], config=metric_config("dreamsim")
+    )
     details["distance"] = scored.distances[0]
     result["img_score"] = 1.0 - scored.distances[0]
     result["details"] = details
