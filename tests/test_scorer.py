@@ -18,8 +18,12 @@ SCORER_MODULES = [
     "lmms_eval_unify.benchmarks.mme_unify.scoring",
     "lmms_eval_unify.benchmarks.mme_unify.generation",
     "lmms_eval_unify.benchmarks.unig2u.scoring",
+    *(
+        f"lmms_eval_unify.benchmarks.uni_mmmu.{m}"
+        for m in ("scoring", "jigsaw", "geometry", "science", "code")
+    ),
 ]
-CONVERTED = ("gapeval", "mme_unify", "unig2u")
+CONVERTED = ("gapeval", "mme_unify", "unig2u", "uni_mmmu")
 
 
 @scorer("acc", "steps", failed=lambda doc, **params: {"acc": 0.0, "steps": doc["n"]})

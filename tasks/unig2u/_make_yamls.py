@@ -72,7 +72,7 @@ def task_config(name: str, mode: str) -> dict:
         config["include"] = ["_default_template_yaml", "../uni_mmmu/uni_mmmu_jigsaw.yaml"]
         config |= common | {
             "dataset_name": None,
-            "doc_to_text": _Function("../uni_mmmu/utils.jigsaw_doc_to_text"),
+            "doc_to_text": _Function("lmms_eval_unify.benchmarks.uni_mmmu.inputs.jigsaw_doc_to_text"),
             "doc_to_target": "label",
             "process_results": _Function(f"{BENCH}.scoring.score_jigsaw"),
         }
@@ -88,7 +88,7 @@ def task_config(name: str, mode: str) -> dict:
         config["include"] = ["_default_template_yaml", f"../uni_mmmu/uni_mmmu_{name}.yaml"]
         config |= common | {
             "dataset_name": None,
-            "doc_to_text": _Function("../uni_mmmu/utils.puzzle_doc_to_text"),
+            "doc_to_text": _Function("lmms_eval_unify.benchmarks.uni_mmmu.inputs.puzzle_doc_to_text"),
         }
         config["doc_to_target"] = PUZZLE_STEPS[name]
         config["process_results"] = _Function(f"{BENCH}.scoring.score_move_puzzle")

@@ -12,14 +12,12 @@ from typing import Any
 
 from lmms_eval_unify.answers import extract_choice, normalise_text
 from lmms_eval_unify.benchmarks.uni_mmmu.jigsaw import parse_jigsaw_choice
+from lmms_eval_unify.benchmarks.uni_mmmu.scoring import score_puzzle
 from lmms_eval_unify.benchmarks.unig2u.prompts import babyvision_is_choice, vsp_kind
 from lmms_eval_unify.benchmarks.unig2u.spec import METRICS, SUBTASKS, task_name
 from lmms_eval_unify.judges import judge as ask_judge
-from lmms_eval_unify.puzzles import DOMAINS
-from lmms_eval_unify.puzzles.scoring import score_move_sequence
 from lmms_eval_unify.record import ParsedOutput
 from lmms_eval_unify.scorer import Score, raw_scorer, scorer
-from lmms_eval_unify.visuals import to_pil_images
 
 LABELS = ("A", "B", "C", "D")
 _ENCLOSED = re.compile(r"`+\s*\(?([A-Za-z])\)?\s*`+|\{\s*\(?([A-Za-z])\)?\s*\}")
@@ -235,6 +233,5 @@ def score_jigsaw(doc: dict, parsed: ParsedOutput) -> Score:
 def score_move_puzzle(doc: dict, results: list[Any], *, subtask: str) -> dict:
     """UniG2U's maze/sliding score: ``acc`` = the text step (frame) accuracy of the Uni-MMMU puzzle scorer,
     whose own metrics are kept (it reads the output and handles unusable ones itself)."""
-    initial = to_pil_images(doc["initial_image"])[0]
-    metrics = score_move_sequence(DOMAINS[subtask], doc, results[0], initial)
+    metrics = score_puzzle(doc, results, domain=subtask)
     return {"acc": metrics["text_step_acc"], **metrics}
