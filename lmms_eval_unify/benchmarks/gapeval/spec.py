@@ -1,7 +1,7 @@
 """GapEval at a glance (torch-free): categories, directions, tasks, metrics, judge and the paper's roll-up.
 
-Everything else (the data generator, the release converter, the scorers, the roll-ups in
-``lmms_eval_unify.scoring.gapeval``, the CLI and the task YAMLs) reads these names from here.
+The data generator, the release converter, the scorers, the roll-ups in ``lmms_eval_unify.scoring.gapeval``
+and the task class (``JUDGE_MODEL``, through ``UnifyTask``) read these names from here.
 """
 
 from __future__ import annotations

@@ -1,7 +1,8 @@
 """MME-Unify at a glance (torch-free): the 14 subtasks (lmms-eval dataset names, domains, released sizes;
 benchmark_facts §1.1), their per-sample metrics and metric backbones, scoring variants, task names, groups
-and the paper's roll-up. The data generator, the release converter, the scorers, the roll-ups in
-``lmms_eval_unify.scoring.mme_unify``, the task YAML generator and the CLI read these names from here."""
+and the paper's roll-up. The scorers and the roll-ups in ``lmms_eval_unify.scoring.mme_unify`` read these
+names from here; ``tests/tasks/test_generated_yamls.py`` and ``tests/test_scorer.py`` check the task and group
+YAMLs against them."""
 
 from __future__ import annotations
 

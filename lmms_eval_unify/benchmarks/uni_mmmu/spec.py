@@ -1,7 +1,7 @@
 """Uni-MMMU at a glance (torch-free): tasks, their per-sample metrics, the judge and the paper's roll-up.
 
-The scorers, the roll-ups in ``lmms_eval_unify.scoring.uni_mmmu``, the task class and the task YAMLs read
-these names from here (the maze/sliding metrics are the shared puzzle scorer's, ``puzzles.scoring.METRICS``).
+The scorers, the roll-ups in ``lmms_eval_unify.scoring.uni_mmmu`` and the task class read these names from
+here (the maze/sliding metrics are the shared puzzle scorer's, ``puzzles.scoring.METRICS``).
 """
 
 from __future__ import annotations

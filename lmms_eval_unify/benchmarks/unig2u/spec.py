@@ -5,7 +5,7 @@ the paper's roll-up.
 ``family`` selects the prompt builder, visuals and scorer; ``doc_type`` keeps only the rows of that
 BabyVision ``type`` (both BabyVision subtasks read one file). Subtasks scored by a GPT-4o judge are in
 ``JUDGED``. The data generator, the scorers, the roll-ups (``lmms_eval_unify.scoring.unig2u``), the task
-YAML generator and the CLI read these names from here.
+YAML generator and the task classes read these names from here.
 """
 
 from __future__ import annotations
