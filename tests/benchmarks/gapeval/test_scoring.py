@@ -7,7 +7,7 @@ import pytest
 from PIL import Image
 
 from lmms_eval_unify.benchmarks.gapeval import spaces
-from lmms_eval_unify.benchmarks.gapeval.items import make_items
+from lmms_eval_unify.benchmarks.gapeval.offline.items import make_items
 from lmms_eval_unify.benchmarks.gapeval.reference_judge import verdict
 from lmms_eval_unify.benchmarks.gapeval.scoring import score_gen, score_und
 from lmms_eval_unify.judges import reset_judge_state

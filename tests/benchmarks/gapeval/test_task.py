@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from lmms_eval.utils import load_yaml_config
 
-from lmms_eval_unify.benchmarks.gapeval.data import generate
+from lmms_eval_unify.benchmarks.gapeval.offline.data import generate
 from lmms_eval_unify.benchmarks.gapeval.task import GapEvalTask
 from lmms_eval_unify.judges import JudgeNotConfiguredError
 

@@ -50,8 +50,8 @@ def test_video_without_frames_is_invalid(tmp_path):
 def test_standard_set_level_distances_of_a_perfect_run_are_zero(tmp_path, monkeypatch):
     import json
 
-    from lmms_eval_unify.benchmarks.mme_unify.data import write_video
     from lmms_eval_unify.benchmarks.mme_unify.generation import standard_video_distances
+    from lmms_eval_unify.benchmarks.mme_unify.offline.data import write_video
     from lmms_eval_unify.benchmarks.mme_unify.scoring import METRICS_ENV
     from lmms_eval_unify.visuals import read_video_frames
 

@@ -26,7 +26,7 @@ def tiny_clip(monkeypatch):
 
 
 def _photo(seed: int) -> Image.Image:
-    from lmms_eval_unify.benchmarks.mme_unify.data import photo
+    from lmms_eval_unify.benchmarks.mme_unify.offline.data import photo
 
     return photo(seed % 6, 64)
 

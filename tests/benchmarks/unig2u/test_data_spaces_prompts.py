@@ -4,7 +4,7 @@ import datasets
 import pytest
 
 from lmms_eval_unify.benchmarks.unig2u import spaces
-from lmms_eval_unify.benchmarks.unig2u.data import generate
+from lmms_eval_unify.benchmarks.unig2u.offline.data import generate
 from lmms_eval_unify.benchmarks.unig2u.prompts import direct_prompt, gta_prompt, illusion_candidates
 from lmms_eval_unify.benchmarks.unig2u.scoring import answer_check, relaxed_correct
 from lmms_eval_unify.benchmarks.unig2u.spec import HUB_ROOT, JUDGED_FAMILIES, SUBTASKS
@@ -101,7 +101,7 @@ def test_random_answers_land_at_the_analytic_chance_level(name, data_dir):
 
 
 def test_prepare_copies_a_snapshot_and_checks_the_paper_sizes(data_dir, tmp_path):
-    from lmms_eval_unify.benchmarks.unig2u.data import prepare
+    from lmms_eval_unify.benchmarks.unig2u.offline.data import prepare
 
     # The generated set has 6 rows per file, not the paper's sizes: prepare lists every subtask and copies nothing.
     copied, problems = prepare(data_dir / "unig2u", tmp_path / "out")
@@ -115,7 +115,7 @@ def test_prepare_mirrors_the_snapshot_layout(data_dir, tmp_path, monkeypatch):
     import dataclasses
 
     from lmms_eval_unify.benchmarks.unig2u import spec as subtasks
-    from lmms_eval_unify.benchmarks.unig2u.data import prepare
+    from lmms_eval_unify.benchmarks.unig2u.offline.data import prepare
 
     sizes = {name: dataclasses.replace(s, n=6 * len(s.files)) for name, s in SUBTASKS.items()}
     monkeypatch.setattr(subtasks, "SUBTASKS", sizes)

@@ -8,7 +8,7 @@ import datasets
 import pytest
 
 from lmms_eval_unify.benchmarks.unig2u import spaces
-from lmms_eval_unify.benchmarks.unig2u.data import generate
+from lmms_eval_unify.benchmarks.unig2u.offline.data import generate
 from lmms_eval_unify.benchmarks.unig2u.prompts import direct_prompt, gta_prompt
 from lmms_eval_unify.benchmarks.unig2u.reference_judge import verdict
 from lmms_eval_unify.benchmarks.unig2u.scoring import extracted_answer, judge_request, score_judged

@@ -10,8 +10,8 @@ import pytest
 
 from lmms_eval_unify.benchmarks.mme_unify import inputs as utils
 from lmms_eval_unify.benchmarks.mme_unify import spaces
-from lmms_eval_unify.benchmarks.mme_unify.data import generate
 from lmms_eval_unify.benchmarks.mme_unify.generation import score_generation
+from lmms_eval_unify.benchmarks.mme_unify.offline.data import generate
 from lmms_eval_unify.benchmarks.mme_unify.scoring import METRICS_ENV, score_unify_qa, score_vcot
 from lmms_eval_unify.protocols import Phase
 from lmms_eval_unify.record import Step, UnifiedOutput

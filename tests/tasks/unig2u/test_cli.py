@@ -7,7 +7,7 @@ import subprocess
 import pytest
 from cli_runs import BIN, judged_cli_runs, offline_env, results_of, samples_of
 
-from lmms_eval_unify.benchmarks.unig2u.data import generate
+from lmms_eval_unify.benchmarks.unig2u.offline.data import generate
 from lmms_eval_unify.benchmarks.unig2u.reference_judge import verdict
 from lmms_eval_unify.benchmarks.unig2u.spec import SUBTASKS
 

@@ -6,7 +6,7 @@ from conftest import ScriptedAdapter
 from lmms_eval.api.instance import Instance
 from lmms_eval.utils import load_yaml_config
 
-from lmms_eval_unify.benchmarks.unig2u.data import generate
+from lmms_eval_unify.benchmarks.unig2u.offline.data import generate
 from lmms_eval_unify.benchmarks.unig2u.spec import HUB_ROOT, SUBTASKS
 from lmms_eval_unify.benchmarks.unig2u.task import concatenate, resolve_files
 from lmms_eval_unify.model import UNDERSTANDING_ONLY

@@ -17,7 +17,7 @@ from typing import Any
 from PIL import Image, UnidentifiedImageError
 
 from lmms_eval_unify.benchmarks.release import Problems, report, write_all_or_nothing
-from lmms_eval_unify.benchmarks.uni_mmmu.data import write_rows
+from lmms_eval_unify.benchmarks.uni_mmmu.offline.data import write_rows
 from lmms_eval_unify.benchmarks.uni_mmmu.svg import UnsafeSVGError, render_svg
 
 JIGSAW_METADATA = Path("data/jigsaw_dataset_2x2ref/metadata.json")
