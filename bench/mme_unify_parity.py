@@ -32,8 +32,8 @@ from PIL import Image
 TINY = {"backbone": "tiny", "weights": "random"}
 os.environ["LMMS_EVAL_UNIFY_MME_UNIFY_METRICS"] = json.dumps({"clip_choice": TINY, "clip_score": TINY})
 
-from lmms_eval_unify.benchmarks.mme_unify import data  # noqa: E402
 from lmms_eval_unify.benchmarks.mme_unify.generation import score_generation  # noqa: E402
+from lmms_eval_unify.benchmarks.mme_unify.offline import data  # noqa: E402
 from lmms_eval_unify.benchmarks.mme_unify.scoring import (  # noqa: E402
     prompt_coordinates,
     score_unify_qa,

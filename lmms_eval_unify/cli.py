@@ -52,7 +52,7 @@ def _benchmark_data(name: str):
     if name not in BENCHMARKS:
         raise SystemExit(f"unknown benchmark {name!r}; choose from {', '.join(BENCHMARKS)}")
     try:
-        return importlib.import_module(f"lmms_eval_unify.benchmarks.{name}.data")
+        return importlib.import_module(f"lmms_eval_unify.benchmarks.{name}.offline.data")
     except ModuleNotFoundError as exc:
         raise SystemExit(f"{name} has no data tools yet ({exc})") from exc
 

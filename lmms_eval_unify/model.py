@@ -49,20 +49,9 @@ from lmms_eval_unify.run_context import trust_media_root
 from lmms_eval_unify.task import UnifyTask
 from lmms_eval_unify.visuals import (
     DEFAULT_VIDEO_FRAMES,
-    Video,
-    flatten_visuals,
     model_inputs,
     visuals_fingerprint,
 )
-
-
-def to_pil_images(visuals: Any) -> list[Image.Image]:
-    """Task visuals (PIL images, paths, HF image dicts, nested lists) as RGB PIL images; no videos."""
-    items = flatten_visuals(visuals)
-    if any(isinstance(item, Video) for item in items):
-        raise TypeError("a video visual where images were expected")
-    return items
-
 
 DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
 
@@ -358,10 +347,6 @@ class UnifiedModel(lmms):
         """
         return [self.understand(images, prompt, **decoding) for images, prompt in batch]
 
-    def session(self) -> TranscriptSession:
-        """An interleaved context (text and images in order). Natively interleaved models override this."""
-        return TranscriptSession(self)
-
     def sample_seed(self, task: str, doc_id: Any) -> int:
         """A per-sample seed, stable across runs and processes."""
         digest = hashlib.sha256(f"{self.seed}/{task}/{doc_id}".encode()).digest()
@@ -498,36 +483,6 @@ class UnifiedModel(lmms):
             [self.model_args, ctx, dict(gen_kwargs or {}), inputs], sort_keys=True, default=str
         )
         return hashlib.sha256(payload.encode()).hexdigest()
-
-
-class TranscriptSession:
-    """The default interleaved context: a transcript replayed through the primitives at every call.
-
-    ``gen_text`` answers from every image and text so far; ``gen_image`` draws from the latest text, editing
-    the images so far. Both append their output to the transcript.
-    """
-
-    def __init__(self, model: UnifiedModel) -> None:
-        self.model = model
-        self.parts: list[str | Image.Image] = []
-
-    def add(self, *parts: str | Image.Image) -> None:
-        self.parts.extend(parts)
-
-    def _images(self) -> list[Image.Image]:
-        return [part for part in self.parts if isinstance(part, Image.Image)]
-
-    def gen_text(self, **decoding: Any) -> str:
-        prompt = "\n\n".join(part for part in self.parts if isinstance(part, str))
-        text = self.model.understand(self._images(), prompt, **decoding)
-        self.add(text)
-        return text
-
-    def gen_image(self, **decoding: Any) -> Image.Image:
-        texts = [part for part in self.parts if isinstance(part, str)]
-        image = self.model.generate_image(texts[-1] if texts else "", self._images(), **decoding)
-        self.add(image)
-        return image
 
 
 UNDERSTANDING_ONLY = frozenset({UNDERSTAND})

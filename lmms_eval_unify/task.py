@@ -5,6 +5,11 @@ Task YAMLs name the published dataset (a Hub id). Setting ``LMMS_EVAL_UNIFY_DATA
 ``<dir>/<benchmark>/<dataset_name>/<split>.parquet`` instead — the layout written by
 ``lmms-eval-unify data generate`` and ``data prepare`` — so one YAML serves published and local data.
 
+``process_results`` is a scorer built by ``lmms_eval_unify.scorer.scorer``; its keyword parameters are bound
+from the task's ``metadata`` (``subtask``, ``variant``, ``judge``, …). A task with ``metadata.judged: true``
+refuses to start without a judge endpoint, so a run never generates answers it cannot score;
+``metadata.judge`` (``JudgeConfig`` fields) overrides the judge settings of every judgement of the task.
+
 A scorer that raises (missing metric weights, a judge that went away, a bug) does not end the run: the
 sample's metrics become ``scoring_failed``, the task's aggregates ``failed``, the reason goes to the run
 status (non-zero exit), and every other task is still scored and written. ``lmms-eval-unify score RUN_DIR``
@@ -14,6 +19,7 @@ re-scores the saved outputs once the cause is fixed.
 from __future__ import annotations
 
 import functools
+import importlib
 import json
 import os
 import threading
@@ -25,7 +31,9 @@ from lmms_eval.api.task import ConfigurableTask
 from loguru import logger
 
 from lmms_eval_unify import run_status
+from lmms_eval_unify.judges.config import JudgeConfig, resolve_endpoint
 from lmms_eval_unify.metrics.config import MissingWeightsError
+from lmms_eval_unify.scorer import metadata_params
 
 DATA_DIR_ENV = "LMMS_EVAL_UNIFY_DATA_DIR"
 
@@ -96,6 +104,9 @@ class UnifyTask(ConfigurableTask):
         super().__init__(config={k: v for k, v in (config or {}).items() if k != "class"}, **kwargs)
         self._fatal_scoring_error: str | None = None
         self._scoring_lock = threading.Lock()
+        params = metadata_params(self.config.process_results, self.config.metadata, self.config.task)
+        if params:
+            self.config.process_results = functools.partial(self.config.process_results, **params)
 
     # ---- what the run preflight checks (class methods: they read the YAML config, no task is built) ----
     @classmethod
@@ -111,9 +122,14 @@ class UnifyTask(ConfigurableTask):
         ]
 
     @classmethod
-    def judge_configs(cls, config: dict) -> list[tuple[Any, str | None]]:
-        """``(JudgeConfig, default judge model)`` of every judge endpoint the task's scorer calls."""
-        return []
+    def judge_configs(cls, config: dict) -> list[tuple[JudgeConfig, str | None]]:
+        """``(JudgeConfig, default judge model)`` of every judge endpoint the task's scorer calls: for a
+        ``metadata.judged`` task, ``metadata.judge`` over the benchmark's ``spec.JUDGE_MODEL``."""
+        metadata = config.get("metadata") or {}
+        if not metadata.get("judged"):
+            return []
+        spec = importlib.import_module(f"lmms_eval_unify.benchmarks.{metadata['benchmark']}.spec")
+        return [(JudgeConfig.coerce(metadata.get("judge")), spec.JUDGE_MODEL)]
 
     @classmethod
     def data_files(cls, config: dict) -> list[str] | None:
@@ -157,7 +173,14 @@ class UnifyTask(ConfigurableTask):
             for name, aggregate in super().aggregation().items()
         }
 
+    def check_judges(self) -> None:
+        """Raise ``JudgeNotConfiguredError`` (or a bad-override error) unless every judge is reachable by
+        configuration, before any answer is generated."""
+        for judge_config, default_model in self.judge_configs({"metadata": self.config.metadata}):
+            resolve_endpoint(judge_config, default_model)
+
     def download(self, dataset_kwargs: dict | None = None) -> None:
+        self.check_judges()
         files = local_data_files(self.config.metadata, self.config.dataset_name, self.config.test_split)
         if files is not None:
             self.DATASET_PATH, self.DATASET_NAME = "parquet", None

@@ -127,3 +127,11 @@ def visuals_fingerprint(visuals: Any) -> str:
 
     add(visuals)
     return digest.hexdigest()
+
+
+def to_pil_images(visuals: Any) -> list[Image.Image]:
+    """Task visuals (PIL images, paths, HF image dicts, nested lists) as RGB PIL images; no videos."""
+    items = flatten_visuals(visuals)
+    if any(isinstance(item, Video) for item in items):
+        raise TypeError("a video visual where images were expected")
+    return items

@@ -116,7 +116,7 @@ def test_bad_judge_replies_are_retried_never_cached_and_an_echoed_key_never_writ
     null, then the reference verdict: the oracle still scores 100, and the key appears nowhere."""
     from collections import Counter
 
-    from lmms_eval_unify.benchmarks.uni_mmmu.data import generate
+    from lmms_eval_unify.benchmarks.uni_mmmu.offline.data import generate
     from lmms_eval_unify.benchmarks.uni_mmmu.reference_judge import verdict
     from lmms_eval_unify.testing.openai_server import OpenAICompatServer, Reply
 

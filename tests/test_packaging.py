@@ -33,7 +33,7 @@ def test_wheel_file_list(tmp_path):
     for expected in (
         "lmms_eval_unify/tasks/uni_mmmu/uni_mmmu_maze.yaml",
         "lmms_eval_unify/tasks/uni_mmmu/_default_template_yaml",
-        "lmms_eval_unify/tasks/uni_mmmu/utils.py",
+        "lmms_eval_unify/benchmarks/uni_mmmu/inputs.py",
         "lmms_eval_unify/model_adapters/baselines.py",
         "lmms_eval_unify/plugin.py",
         "lmms_eval_unify/judges/prompts/gapeval.yaml",

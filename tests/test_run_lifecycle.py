@@ -18,7 +18,7 @@ PUZZLES = "uni_mmmu_maze,uni_mmmu_sliding"
 @pytest.fixture(scope="module")
 def data_dir(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("lifecycle_data")
-    importlib.import_module("lmms_eval_unify.benchmarks.uni_mmmu.data").generate(str(root), 4, 3)
+    importlib.import_module("lmms_eval_unify.benchmarks.uni_mmmu.offline.data").generate(str(root), 4, 3)
     return root
 
 

@@ -1,57 +1,49 @@
 """Shared perceptual metrics: the only place CLIP, LPIPS, DreamSim and FID/FVD backbones are loaded and run.
 
 Task hooks call the plain functions below; backbones load lazily, once per `MetricConfig`, under a lock.
+The names are imported on first use (PEP 562), so importing this package (and every scorer module that
+does) imports no torch.
 """
 
-from lmms_eval_unify.metrics.clip import (
-    Choice,
-    clip_choice,
-    clip_choices,
-    clip_image_similarity,
-    clip_t,
-    clip_text_choice,
-    clipsim,
-    get_clip,
-)
-from lmms_eval_unify.metrics.config import (
-    RANDOM_WEIGHTS,
-    MetricConfig,
-    MissingWeightsError,
-    resolve_config,
-)
-from lmms_eval_unify.metrics.dreamsim_metric import JigsawImageScore, dreamsim_distance, jigsaw_dreamsim_score
-from lmms_eval_unify.metrics.fid_fvd import DistanceResult, fid, fvd, resample_frames
-from lmms_eval_unify.metrics.frechet import (
-    FeatureStatistics,
-    frechet_distance,
-    normalise_distance_score,
-)
-from lmms_eval_unify.metrics.lpips_metric import lpips_distance
-from lmms_eval_unify.metrics.registry import clear_backbones
+from __future__ import annotations
 
-__all__ = [
-    "RANDOM_WEIGHTS",
-    "Choice",
-    "DistanceResult",
-    "FeatureStatistics",
-    "JigsawImageScore",
-    "MetricConfig",
-    "MissingWeightsError",
-    "clear_backbones",
-    "clip_choice",
-    "clip_choices",
-    "clip_image_similarity",
-    "clip_t",
-    "clip_text_choice",
-    "clipsim",
-    "dreamsim_distance",
-    "fid",
-    "frechet_distance",
-    "fvd",
-    "get_clip",
-    "jigsaw_dreamsim_score",
-    "lpips_distance",
-    "normalise_distance_score",
-    "resample_frames",
-    "resolve_config",
-]
+import importlib
+from typing import Any
+
+_SOURCES = {
+    "Choice": "lmms_eval_unify.metrics.clip",
+    "DistanceResult": "lmms_eval_unify.metrics.fid_fvd",
+    "FeatureStatistics": "lmms_eval_unify.metrics.frechet",
+    "JigsawImageScore": "lmms_eval_unify.metrics.dreamsim_metric",
+    "MetricConfig": "lmms_eval_unify.metrics.config",
+    "MissingWeightsError": "lmms_eval_unify.metrics.config",
+    "RANDOM_WEIGHTS": "lmms_eval_unify.metrics.config",
+    "clear_backbones": "lmms_eval_unify.metrics.registry",
+    "clip_choice": "lmms_eval_unify.metrics.clip",
+    "clip_choices": "lmms_eval_unify.metrics.clip",
+    "clip_image_similarity": "lmms_eval_unify.metrics.clip",
+    "clip_t": "lmms_eval_unify.metrics.clip",
+    "clip_text_choice": "lmms_eval_unify.metrics.clip",
+    "clipsim": "lmms_eval_unify.metrics.clip",
+    "dreamsim_distance": "lmms_eval_unify.metrics.dreamsim_metric",
+    "fid": "lmms_eval_unify.metrics.fid_fvd",
+    "frechet_distance": "lmms_eval_unify.metrics.frechet",
+    "fvd": "lmms_eval_unify.metrics.fid_fvd",
+    "get_clip": "lmms_eval_unify.metrics.clip",
+    "jigsaw_dreamsim_score": "lmms_eval_unify.metrics.dreamsim_metric",
+    "lpips_distance": "lmms_eval_unify.metrics.lpips_metric",
+    "normalise_distance_score": "lmms_eval_unify.metrics.frechet",
+    "resample_frames": "lmms_eval_unify.metrics.fid_fvd",
+    "resolve_config": "lmms_eval_unify.metrics.config",
+}
+
+__all__ = sorted(_SOURCES)
+
+
+def __getattr__(name: str) -> Any:
+    """Import ``name`` from its module on first use."""
+    if name not in _SOURCES:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(_SOURCES[name]), name)
+    globals()[name] = value
+    return value

@@ -12,17 +12,10 @@ from collections.abc import Hashable, Mapping, Sequence
 
 import numpy as np
 
+from lmms_eval_unify.benchmarks.gapeval.spec import CATEGORIES, CATEGORY_TITLES, task_name  # noqa: F401 - re-exported
 from lmms_eval_unify.scoring.aggregate import Score
 from lmms_eval_unify.scoring.samples import Features, TaskMeans, field
 
-CATEGORIES = ("world_knowledge", "numerical_perception", "instruction_following", "reasoning")
-CATEGORY_TITLES = dict(
-    zip(
-        CATEGORIES,
-        ("World Knowledge", "Numerical Perception", "Instruction Following", "Reasoning"),
-        strict=True,
-    )
-)
 PARTS = ("Succ.", "Und.", "Gen.")
 # The 2x2 table of paired (question, repeat) rows the Gap Score is fitted on: both right, text only, image
 # only, both wrong.
@@ -34,7 +27,7 @@ OVERALL_GAP = "Overall Gap"
 
 def task_names(category: str) -> tuple[str, str]:
     """The understanding and generation task of a category."""
-    return f"gapeval_{category}_und", f"gapeval_{category}_gen"
+    return task_name(category, "und"), task_name(category, "gen")
 
 
 def pair_key(row: Mapping) -> Hashable:

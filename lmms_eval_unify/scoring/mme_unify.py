@@ -10,28 +10,23 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from lmms_eval_unify.benchmarks.mme_unify.spec import (  # noqa: F401 - re-exported for the boards
+    CLIP_SCORED,
+    GENERATION,
+    HAS_OFFICIAL,
+    UNDERSTANDING,
+    UNIFY,
+    UNIFY_QA,
+    VIDEO,
+    task_name,
+)
 from lmms_eval_unify.scoring.aggregate import Score, mean_missing_as_zero
 from lmms_eval_unify.scoring.samples import Features, TaskMeans, field
 
-UNDERSTANDING = ("SIPU", "MITIU", "VPU")
-GENERATION = ("CIVG", "FIR", "TIE", "TIG", "TVG", "VP")
-UNIFY = ("IEE", "CSQ", "AL", "SD", "VCoT")
-UNIFY_QA = ("IEE", "CSQ", "AL", "SD")
-VIDEO = ("CIVG", "TVG", "VP")
-CLIP_SCORED = ("TIE", "TIG")
 # Table 2 column order.
 TABLE2_COLUMNS = (
     *UNDERSTANDING, "Und. Avg", *GENERATION, "Gen. Avg", *UNIFY, "Unify Avg", "MME-U"
 )  # fmt: skip
-
-
-HAS_OFFICIAL = (*GENERATION, *UNIFY)  # understanding has no released-script variant
-
-
-def task_name(subtask: str, variant: str = "corrected") -> str:
-    """lmms-eval task name of a subtask in a scoring variant, e.g. `mme_unify_vcot`, `mme_unify_vcot_official`."""
-    suffix = "_official" if variant == "official" and subtask in HAS_OFFICIAL else ""
-    return f"mme_unify_{subtask.lower()}{suffix}"
 
 
 # --- pure scoring functions (paper scale, 0-100) -------------------------------------------------

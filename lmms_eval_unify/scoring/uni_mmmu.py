@@ -19,11 +19,11 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from lmms_eval_unify.benchmarks.uni_mmmu.spec import STEP_TASKS, TASKS, task_name  # noqa: F401 - re-exported
 from lmms_eval_unify.scoring.aggregate import Score
 from lmms_eval_unify.scoring.samples import Features, TaskMeans, field
 
 JUDGE_SCALE_MAX = 5.0
-STEP_TASKS = ("maze", "sliding")
 # Table 2 column -> (task, per-sample metric); "step/sample" columns have a `_step` and a `_sample` part.
 COLUMNS: dict[str, tuple[str, str]] = {
     "Jig. I": ("jigsaw", "img_score"),
@@ -43,7 +43,6 @@ COLUMNS: dict[str, tuple[str, str]] = {
 }
 JUDGE_SCALED = {"shape_color_score", "position_score"}
 OUR_AVG = "Avg. (ours)"
-TASKS = ("jigsaw", "maze", "sliding", "geometry", "science", "code")
 DISCIPLINES = ("Physics", "Chemistry", "Biology")
 # "Physics R" -> ("Physics", "reasoning_acc"): the Sci. columns restricted to one discipline.
 DISCIPLINE_COLUMNS: dict[str, tuple[str, str]] = {
@@ -52,11 +51,6 @@ DISCIPLINE_COLUMNS: dict[str, tuple[str, str]] = {
     for column, (task, metric) in COLUMNS.items()
     if task == "science"
 }
-
-
-def task_name(task: str) -> str:
-    """lmms-eval task name, e.g. `uni_mmmu_maze`."""
-    return f"uni_mmmu_{task}"
 
 
 def normalised(metric: str, value: Score) -> Score:

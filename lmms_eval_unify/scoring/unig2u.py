@@ -11,25 +11,16 @@ from functools import reduce
 
 import numpy as np
 
+from lmms_eval_unify.benchmarks.unig2u.spec import CATEGORY_TITLES, task_name  # noqa: F401 - re-exported
+from lmms_eval_unify.benchmarks.unig2u.spec import SUBTASKS as SPEC_SUBTASKS
 from lmms_eval_unify.scoring.aggregate import Score, difference, weighted_mean
 from lmms_eval_unify.scoring.samples import Features, TaskMeans, field
 
-# category -> {subtask: paper sample size}; Table 4 column order.
+# category title -> {subtask: paper sample size}; Table 4 column order.
 CATEGORY_SUBTASKS: dict[str, dict[str, int]] = {
-    "Real-world Apps": {"attn_focus": 100, "vsp_reason": 100},
-    "Geometry Reasoning": {"geometry": 100, "geometry_3d": 100},
-    "Physics Reasoning": {"light": 100, "mechanism": 100},
-    "Puzzles & Games": {
-        "mental_recon": 100, "mental_track": 100, "visual_track": 83, "maze": 100, "jigsaw": 100, "sliding": 54
-    },
-    "Chart & Table": {"chartqa": 100},
-    "Spatial Intelligence": {s: 100 for s in ("msr", "attr_meas", "attr_appr", "motion_cam", "motion_obj")},
-    "Perception Reasoning": {
-        **{s: 100 for s in ("icon_scene", "icon_shape", "in_scene", "in_shape", "logo_scene", "logo_shape")},
-        **{s: 100 for s in ("algorithmic", "analogical", "deductive", "inductive", "spatial")},
-        "fine_discrim": 163,
-    },
-}  # fmt: skip
+    title: {name: s.n for name, s in SPEC_SUBTASKS.items() if s.category == group}
+    for group, title in CATEGORY_TITLES.items()
+}
 CATEGORY_SIZES: dict[str, int] = {c: sum(s.values()) for c, s in CATEGORY_SUBTASKS.items()}
 CATEGORIES = tuple(CATEGORY_SUBTASKS)
 SUBTASKS = tuple(s for subs in CATEGORY_SUBTASKS.values() for s in subs)
@@ -39,11 +30,6 @@ TABLE4_COLUMNS = (*CATEGORIES, OVERALL, DELTA)
 PROTOCOLS = ("direct", "gta")
 # GtA variants of Eq. 5 (task-name suffixes): one generated artifact, or a closed-loop agentic rollout.
 GTA_VARIANTS = ("_gta", "_gta_agentic")
-
-
-def task_name(subtask: str, suffix: str = "") -> str:
-    """lmms-eval task name, e.g. `unig2u_chartqa` (Direct) or `unig2u_chartqa_gta`."""
-    return f"unig2u_{subtask}{suffix}"
 
 
 # --- pure scoring functions ----------------------------------------------------------------------

@@ -7,21 +7,31 @@ from pathlib import Path
 
 import yaml
 
-from lmms_eval_unify.benchmarks.unig2u.subtasks import CATEGORY_GROUPS, HUB_ROOT, JUDGED, SUBTASKS
+from lmms_eval_unify.benchmarks.unig2u.spec import (
+    CATEGORY_GROUPS,
+    HUB_ROOT,
+    JUDGED,
+    MODES,
+    PAPER_SCORE,
+    SUBTASKS,
+    task_name,
+)
 
 HERE = Path(__file__).parent
-SPACES = "lmms_eval_unify.benchmarks.unig2u.spaces"
-# family -> (doc_to_visual hook, process_results hook, answer space, max_new_tokens Direct, GtA)
+BENCH = "lmms_eval_unify.benchmarks.unig2u"
+SPACES = f"{BENCH}.spaces"
+# family -> (doc_to_visual hook, scorer, answer space, max_new_tokens Direct, GtA)
 FAMILIES = {
-    "realunify": ("image_doc_to_visual", "mc_process_results", "MULTIPLE_CHOICE", 1024, 1024),
-    "vsp": ("vsp_doc_to_visual", "vsp_process_results", "VSP", 1024, 1024),
-    "chartqa": ("image_doc_to_visual", "chartqa_process_results", "CHARTQA", 16, 16),
-    "mmsi": ("images_doc_to_visual", "mc_process_results", "MMSI", 2048, 2048),
-    "visual_puzzles": ("image_doc_to_visual", "mc_process_results", "MULTIPLE_CHOICE", 4096, 512),
-    "geometry3k": ("geometry3k_doc_to_visual", "geometry3k_process_results", "GEOMETRY", 16384, 16384),
-    "auxsolidmath": ("auxsolidmath_doc_to_visual", "auxsolidmath_process_results", "GEOMETRY", 16384, 16384),
-    "phyx": ("phyx_doc_to_visual", "phyx_process_results", "PHYX", 1024, 1024),
-    "babyvision": ("image_doc_to_visual", "babyvision_process_results", "BABYVISION", 4096, 4096),
+    "realunify": ("image_doc_to_visual", "score_answer", "MULTIPLE_CHOICE", 1024, 1024),
+    "vsp": ("vsp_doc_to_visual", "score_answer", "VSP", 1024, 1024),
+    "chartqa": ("image_doc_to_visual", "score_answer", "CHARTQA", 16, 16),
+    "mmsi": ("images_doc_to_visual", "score_answer", "MMSI", 2048, 2048),
+    "visual_puzzles": ("image_doc_to_visual", "score_answer", "MULTIPLE_CHOICE", 4096, 512),
+    "geometry3k": ("geometry3k_doc_to_visual", "score_judged", "GEOMETRY", 16384, 16384),
+    "auxsolidmath": ("auxsolidmath_doc_to_visual", "score_judged", "GEOMETRY", 16384, 16384),
+    "phyx": ("phyx_doc_to_visual", "score_judged", "PHYX", 1024, 1024),
+    "babyvision": ("image_doc_to_visual", "score_judged", "BABYVISION", 4096, 4096),
+    "illusion": ("image_doc_to_visual", "score_answer", None, 64, 64),
 }
 PUZZLE_STEPS = {"maze": "steps", "sliding": "steps_words"}
 
@@ -35,7 +45,6 @@ yaml.add_representer(_Function, lambda dumper, value: dumper.represent_scalar("!
 
 MULTI_IMAGE_FAMILIES = ("vsp", "mmsi")
 """Subtasks with several input images: only there does the released code's first-image-only stage 1 differ."""
-SUFFIXES = {"direct": "", "gta": "_gta", "gta_official": "_gta_official"}
 
 
 def uni_mmmu_jigsaw_generation() -> dict:
@@ -49,7 +58,7 @@ def uni_mmmu_jigsaw_generation() -> dict:
 def task_config(name: str, mode: str) -> dict:
     subtask = SUBTASKS[name]
     gta = mode != "direct"
-    config: dict = {"task": f"unig2u_{name}{SUFFIXES[mode]}"}
+    config: dict = {"task": task_name(name, MODES[mode])}
     data_files = [HUB_ROOT + f for f in subtask.files]
     common = {
         "test_split": subtask.split,
@@ -63,9 +72,9 @@ def task_config(name: str, mode: str) -> dict:
         config["include"] = ["_default_template_yaml", "../uni_mmmu/uni_mmmu_jigsaw.yaml"]
         config |= common | {
             "dataset_name": None,
-            "doc_to_text": _Function("../uni_mmmu/utils.jigsaw_doc_to_text"),
+            "doc_to_text": _Function("lmms_eval_unify.benchmarks.uni_mmmu.inputs.jigsaw_doc_to_text"),
             "doc_to_target": "label",
-            "process_results": _Function("utils.jigsaw_process_results"),
+            "process_results": _Function(f"{BENCH}.scoring.score_jigsaw"),
         }
         protocol = (
             uni_mmmu_jigsaw_generation()
@@ -79,10 +88,10 @@ def task_config(name: str, mode: str) -> dict:
         config["include"] = ["_default_template_yaml", f"../uni_mmmu/uni_mmmu_{name}.yaml"]
         config |= common | {
             "dataset_name": None,
-            "doc_to_text": _Function("../uni_mmmu/utils.puzzle_doc_to_text"),
+            "doc_to_text": _Function("lmms_eval_unify.benchmarks.uni_mmmu.inputs.puzzle_doc_to_text"),
         }
         config["doc_to_target"] = PUZZLE_STEPS[name]
-        config["process_results"] = _Function(f"utils.{name}_process_results")
+        config["process_results"] = _Function(f"{BENCH}.scoring.score_move_puzzle")
         if not gta:
             config["generation_kwargs"] = {
                 "protocol": "direct",
@@ -91,20 +100,15 @@ def task_config(name: str, mode: str) -> dict:
                 "temperature": 0,
             }
     else:
-        if subtask.family == "illusion":
-            question = name.rsplit("_", 1)[1]
-            visual, results, space, direct_tokens, gta_tokens = (
-                "image_doc_to_visual", f"illusion_{question}_process_results", name.upper(), 64, 64
-            )  # fmt: skip
-        else:
-            visual, results, space, direct_tokens, gta_tokens = FAMILIES[subtask.family]
+        visual, results, space, direct_tokens, gta_tokens = FAMILIES[subtask.family]
+        space = space or name.upper()
         config["include"] = "_default_template_yaml"
         config |= common | {
-            "doc_to_visual": _Function(f"utils.{visual}"),
-            "process_results": _Function(f"utils.{results}"),
+            "doc_to_visual": _Function(f"{BENCH}.inputs.{visual}"),
+            "process_results": _Function(f"{BENCH}.scoring.{results}"),
         }
         if subtask.doc_type:
-            config["process_docs"] = _Function(f"utils.{name}_docs")
+            config["process_docs"] = _Function(f"{BENCH}.inputs.{name}_docs")
         config["generation_kwargs"] = {
             "protocol": "generate_then_answer" if gta else "direct",
             "answer_space": f"{SPACES}:{space}",
@@ -114,7 +118,13 @@ def task_config(name: str, mode: str) -> dict:
         if mode == "gta_official":
             config["generation_kwargs"]["gen_inputs"] = "first"
         config["lmms_eval_specific_kwargs"] = {"default": {"subtask": name, "mode": "gta" if gta else mode}}
-    config["metadata"] = {"version": 1.0, "benchmark": "unig2u", "category": subtask.category}
+    config["metadata"] = {
+        "version": 1.0,
+        "benchmark": "unig2u",
+        "category": subtask.category,
+        "subtask": name,
+        "paper_score": PAPER_SCORE,
+    }
     if name in JUDGED:
         config["metadata"]["judged"] = True
     return config
@@ -124,31 +134,39 @@ def group_config(name: str, tasks: list[str]) -> dict:
     return {"group": name, "task": tasks, "metadata": {"version": 1.0}}
 
 
-HEADER = "# Generated by _make_yamls.py from lmms_eval_unify/benchmarks/unig2u/subtasks.py; edit those.\n"
+HEADER = "# Generated by _make_yamls.py from lmms_eval_unify/benchmarks/unig2u/spec.py; edit those.\n"
 
 
-def write_yaml(name: str, config: dict) -> None:
+def yaml_text(config: dict) -> str:
     text = yaml.dump(config, sort_keys=False, width=110, allow_unicode=True)
-    (HERE / f"{name}.yaml").write_text(HEADER + re.sub(r"!function '([^']*)'", r"!function \1", text))
+    return HEADER + re.sub(r"!function '([^']*)'", r"!function \1", text)
+
+
+def task_files() -> dict[str, str]:
+    """File name -> text of every UniG2U task and group YAML."""
+    files = {}
+    official = [n for n, s in SUBTASKS.items() if s.family in MULTI_IMAGE_FAMILIES]
+    for mode, suffix in MODES.items():
+        names = official if mode == "gta_official" else list(SUBTASKS)
+        for name in names:
+            config = task_config(name, mode)
+            files[f"{config['task']}.yaml"] = yaml_text(config)
+        if mode != "gta_official":
+            for category in CATEGORY_GROUPS:
+                members = [task_name(n, suffix) for n in names if SUBTASKS[n].category == category]
+                if members:
+                    group = task_name(category, suffix)
+                    files[f"{group}.yaml"] = yaml_text(group_config(group, members))
+        group = f"unig2u{suffix}"
+        files[f"{group}.yaml"] = yaml_text(group_config(group, [task_name(n, suffix) for n in names]))
+    return files
 
 
 def main() -> None:
     for old in HERE.glob("unig2u*.yaml"):
         old.unlink()
-    official = [n for n, s in SUBTASKS.items() if s.family in MULTI_IMAGE_FAMILIES]
-    for mode, suffix in SUFFIXES.items():
-        names = official if mode == "gta_official" else list(SUBTASKS)
-        for name in names:
-            config = task_config(name, mode)
-            write_yaml(config["task"], config)
-        if mode != "gta_official":
-            for category in CATEGORY_GROUPS:
-                members = [f"unig2u_{n}{suffix}" for n in names if SUBTASKS[n].category == category]
-                if members:
-                    write_yaml(
-                        f"unig2u_{category}{suffix}", group_config(f"unig2u_{category}{suffix}", members)
-                    )
-        write_yaml(f"unig2u{suffix}", group_config(f"unig2u{suffix}", [f"unig2u_{n}{suffix}" for n in names]))
+    for name, text in task_files().items():
+        (HERE / name).write_text(text)
 
 
 if __name__ == "__main__":

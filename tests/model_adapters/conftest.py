@@ -64,7 +64,7 @@ def check_steps():
 def puzzle_data(tmp_path_factory) -> Path:
     """Offline data in the local-data layout (``LMMS_EVAL_UNIFY_DATA_DIR``): three mazes and three sliding
     puzzles for ``uni_mmmu``, two items per UniG2U subtask for ``unig2u``."""
-    from lmms_eval_unify.benchmarks.unig2u.data import generate as generate_unig2u
+    from lmms_eval_unify.benchmarks.unig2u.offline.data import generate as generate_unig2u
 
     root = tmp_path_factory.mktemp("unify_data")
     write_uni_mmmu_puzzles(root, 3, 3, seed=5)

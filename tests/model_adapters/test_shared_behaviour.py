@@ -101,18 +101,6 @@ def test_batch_size_one_never_calls_the_batch_primitive(tmp_path):
     assert model.batches == []
 
 
-def test_default_session_replays_the_transcript_through_the_primitives(scripted):
-    model = scripted(["Next, move up."])
-    session = model.session()
-    session.add(Image.new("RGB", (8, 8)), "Solve the maze.")
-    assert session.gen_text(seed=1) == "Next, move up."
-    image = session.gen_image(seed=1)
-    understand, generate = model.calls
-    assert understand[1:3] == ("Solve the maze.", 1)
-    assert generate[1:3] == ("Next, move up.", 1)
-    assert session.parts[-1] is image and len(session.parts) == 4
-
-
 class GeneratingAdapter(BatchingAdapter):
     """Also generates images in batches; each image encodes its prompt and seed, so results are comparable."""
 

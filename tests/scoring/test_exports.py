@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 from cli_runs import BIN, judged_cli_runs, offline_env, samples_of
 
-from lmms_eval_unify.benchmarks.gapeval.data import generate as generate_gapeval
+from lmms_eval_unify.benchmarks.gapeval.offline.data import generate as generate_gapeval
 from lmms_eval_unify.benchmarks.gapeval.reference_judge import verdict as gapeval_verdict
-from lmms_eval_unify.benchmarks.mme_unify.data import generate as generate_mme_unify
-from lmms_eval_unify.benchmarks.uni_mmmu.data import generate as generate_uni_mmmu
+from lmms_eval_unify.benchmarks.mme_unify.offline.data import generate as generate_mme_unify
 from lmms_eval_unify.benchmarks.uni_mmmu.jigsaw import METRICS_ENV
+from lmms_eval_unify.benchmarks.uni_mmmu.offline.data import generate as generate_uni_mmmu
 from lmms_eval_unify.benchmarks.uni_mmmu.reference_judge import verdict as uni_mmmu_verdict
-from lmms_eval_unify.benchmarks.unig2u.data import generate as generate_unig2u
+from lmms_eval_unify.benchmarks.unig2u.offline.data import generate as generate_unig2u
 from lmms_eval_unify.benchmarks.unig2u.reference_judge import verdict as unig2u_verdict
 from lmms_eval_unify.cli import main as cli_main
 from lmms_eval_unify.metrics.tiny import TINY_DREAMSIM_TYPE, write_tiny_dreamsim_checkpoint

@@ -220,7 +220,7 @@ TINY_METRICS = {
 @pytest.mark.slow
 def test_result_folders_written_by_the_real_lmms_eval_cli(tmp_path):
     """Our MME-Unify SIPU and IEE tasks on generated data, run by the oracle through the real CLI."""
-    from lmms_eval_unify.benchmarks.mme_unify.data import generate
+    from lmms_eval_unify.benchmarks.mme_unify.offline.data import generate
 
     generate(tmp_path / "data", 5, seed=1)
     env = {

@@ -17,7 +17,7 @@ from PIL import Image
 
 from lmms_eval_unify.benchmarks.gapeval import render
 from lmms_eval_unify.instruments import FixedPlan
-from lmms_eval_unify.model import to_pil_images
+from lmms_eval_unify.visuals import to_pil_images
 
 
 def _blank() -> Image.Image:

@@ -15,25 +15,15 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-import torch
 from PIL import Image
-from torchvision.transforms.functional import to_pil_image, to_tensor
 
+from lmms_eval_unify import metrics
 from lmms_eval_unify.benchmarks.mme_unify.scoring import check_variant, metric_config
-from lmms_eval_unify.metrics import clip_image_similarity, clip_t, clipsim, fid, fvd, lpips_distance
-from lmms_eval_unify.metrics.config import resolve_config
-from lmms_eval_unify.model import to_pil_images
-from lmms_eval_unify.record import OutputFailure, load_media, parse_output
-from lmms_eval_unify.visuals import read_video_frames
+from lmms_eval_unify.benchmarks.mme_unify.spec import METRICS
+from lmms_eval_unify.record import OutputFailure, ParsedOutput, load_media, parse_output
+from lmms_eval_unify.scorer import Score, scorer
+from lmms_eval_unify.visuals import read_video_frames, to_pil_images
 
-KEYS = {
-    "FIR": ("lpips",),
-    "TIE": ("clip_i", "clip_t"),
-    "TIG": ("clip_i", "clip_t"),
-    "CIVG": ("fvd", "fid", "clipsim"),
-    "TVG": ("fvd", "fid", "clipsim"),
-    "VP": ("fvd", "fid"),
-}
 KEYFRAMES = 16
 SCENE_CHANGE = 20.0
 CLIPSIM_MAX_WORDS = 70
@@ -54,57 +44,54 @@ def keyframes(
 
 
 def _variant(family: str) -> str:
-    return resolve_config(family, metric_config(family)).variant
-
-
-def _result(subtask: str, values: dict, details: dict) -> dict:
-    return {**values, "invalid_outputs": "", "details": details}
+    return metrics.resolve_config(family, metric_config(family)).variant
 
 
 WORST = {"lpips": 1.0, "clip_i": 0.0, "clip_t": 0.0, "clipsim": 0.0, "fid": 1000.0, "fvd": 1000.0}
 """Raw values that score 0 after Appendix H's normalisation (1 - LPIPS; 100(1 - (x - 1)/999) for FID/FVD)."""
 
 
-def _skip(subtask: str, reason: str) -> dict:
+def _skip(subtask: str, reason: str) -> Score:
     """A reference problem, not the model's: no score (the sample is left out of the means)."""
-    values = {k: None for k in KEYS[subtask]}
-    return {**values, "invalid_outputs": "", "details": {"skipped": reason}}
+    return Score(dict.fromkeys(METRICS[subtask]), details={"skipped": reason})
 
 
-def _invalid(subtask: str, reason: str, variant: str) -> dict:
-    """Unusable model output, its reason recorded. ``corrected``: the worst value of every metric (it scores 0);
-    ``official``: no value (left out of the means, as the released scripts skip it)."""
-    values = {k: None if variant == "official" else WORST[k] for k in KEYS[subtask]}
-    return {**values, "invalid_outputs": reason, "details": {"invalid": reason, "variant": variant}}
+def generation_failed(doc: dict, *, subtask: str, variant: str = "corrected") -> dict:
+    """Values of an unusable output. ``corrected``: the worst value of every metric (it scores 0);
+    ``official``: no value (left out of the means, as the released scripts skip it); TVG items without a
+    reference video have no value either way."""
+    left_out = variant == "official" or (subtask == "TVG" and not doc.get("video"))
+    return {k: None if left_out else WORST[k] for k in METRICS[subtask]}
 
 
-def score_generation(subtask: str, doc: dict, raw_output: Any, variant: str = "corrected") -> dict:
+@scorer(metrics_for=lambda subtask, **params: METRICS[subtask], failed=generation_failed)
+def score_generation(
+    doc: dict, parsed: ParsedOutput, *, subtask: str, variant: str = "corrected"
+) -> Score | OutputFailure:
     """Per-sample raw metrics of one generation item; missing/corrupt output is counted invalid and scores 0
     (``corrected``) or is left out (``official``)."""
     check_variant(variant)
-    parsed = parse_output(raw_output)
-    if parsed.unsupported:
-        return {**{k: None for k in KEYS[subtask]}, "invalid_outputs": "", "details": {"unsupported": True}}
     if subtask == "TVG" and not doc.get("video"):
         return _skip(subtask, "no_reference_video")
-    if parsed.failure:
-        return _invalid(subtask, parsed.failure.reason, variant)
     if subtask in ("FIR", "TIE", "TIG"):
         loaded = parsed.load_images(expected=1)
         if isinstance(loaded, OutputFailure):
-            return _invalid(subtask, loaded.reason, variant)
+            return loaded
         return _score_image(subtask, doc, loaded[0], variant)
-    frames = (
-        load_media(parsed.record.root, parsed.record.video_frames) if parsed.record.video_frames else None
-    )
-    if frames is None or isinstance(frames, OutputFailure):
-        return _invalid(subtask, frames.reason if frames else "no_video_frames", variant)
+    if not parsed.record.video_frames:
+        return OutputFailure("no_video_frames", "the output has no video frames")
+    frames = load_media(parsed.record.root, parsed.record.video_frames)
+    if isinstance(frames, OutputFailure):
+        return frames
     return _score_video(subtask, doc, keyframes(frames))
 
 
 def released_clip_pair(output: Image.Image, reference: Image.Image) -> tuple[Image.Image, Image.Image]:
     """Evaluate_Generation.py's TIE/TIG preparation: both images as [0, 1] tensors, bilinearly resized to the
     smaller height and width when their sizes differ, then back to 8-bit images (``ToPILImage`` truncates)."""
+    import torch
+    from torchvision.transforms.functional import to_pil_image, to_tensor
+
     a, b = to_tensor(output).unsqueeze(0), to_tensor(reference).unsqueeze(0)
     if a.shape != b.shape:
         size = (min(a.shape[2], b.shape[2]), min(a.shape[3], b.shape[3]))
@@ -113,22 +100,24 @@ def released_clip_pair(output: Image.Image, reference: Image.Image) -> tuple[Ima
     return to_pil_image(a[0]), to_pil_image(b[0])
 
 
-def _score_image(subtask: str, doc: dict, image: Image.Image, variant: str) -> dict:
+def _score_image(subtask: str, doc: dict, image: Image.Image, variant: str) -> Score:
     if subtask == "FIR":
         reference = to_pil_images(doc["image"])[0]
         metric = _variant("lpips")
-        value = float(lpips_distance([image], [reference], variant=metric, config=metric_config("lpips"))[0])
-        return _result(subtask, {"lpips": value}, {"variant": metric})
+        value = float(
+            metrics.lpips_distance([image], [reference], variant=metric, config=metric_config("lpips"))[0]
+        )
+        return Score({"lpips": value}, details={"variant": metric})
     reference = to_pil_images(doc["edited_image"] if subtask == "TIE" else doc["image"])[0]
     if variant == "official":
         image, reference = released_clip_pair(image, reference)
     config = metric_config("clip_score")
-    clip_i = float(clip_image_similarity([image], [reference], config)[0])
-    clip_t_value = float(clip_t([image], [doc["Text_Prompt"]], scale="logit", config=config)[0])
-    return _result(subtask, {"clip_i": clip_i, "clip_t": clip_t_value}, {"variant": variant})
+    clip_i = float(metrics.clip_image_similarity([image], [reference], config)[0])
+    clip_t_value = float(metrics.clip_t([image], [doc["Text_Prompt"]], scale="logit", config=config)[0])
+    return Score({"clip_i": clip_i, "clip_t": clip_t_value}, details={"variant": variant})
 
 
-def _score_video(subtask: str, doc: dict, frames: list[Image.Image]) -> dict:
+def _score_video(subtask: str, doc: dict, frames: list[Image.Image]) -> Score:
     """Official per-sample "FVD" vs the reference video and "FID" of every frame vs the conditioning image
     (TVG has none: its FID compares each frame with the reference video's frame at the same position; ours)."""
     reference = read_video_frames(doc["video"], len(frames))
@@ -136,18 +125,18 @@ def _score_video(subtask: str, doc: dict, frames: list[Image.Image]) -> dict:
     fid_real = [condition] * len(frames) if condition is not None else reference
     values = {
         "fvd": float(
-            fvd([reference], [frames], variant="official", config=metric_config("fvd")).per_sample[0]
+            metrics.fvd([reference], [frames], variant="official", config=metric_config("fvd")).per_sample[0]
         ),
         "fid": float(
-            fid(fid_real, frames, variant="official", config=metric_config("fid")).per_sample.mean()
+            metrics.fid(fid_real, frames, variant="official", config=metric_config("fid")).per_sample.mean()
         ),
     }
     if subtask != "VP":
         config = metric_config("clip_score")
         values["clipsim"] = float(
-            clipsim([frames], [doc["Text_Prompt"]], max_words=CLIPSIM_MAX_WORDS, config=config)[0]
+            metrics.clipsim([frames], [doc["Text_Prompt"]], max_words=CLIPSIM_MAX_WORDS, config=config)[0]
         )
-    return _result(subtask, values, {"variant": "official", "frames": len(frames)})
+    return Score(values, details={"variant": "official", "frames": len(frames)})
 
 
 def standard_video_distances(
@@ -175,6 +164,6 @@ def standard_video_distances(
         fake_images.extend(frames)
         real_videos.append(reference)
         fake_videos.append(frames)
-    fid_value = fid(real_images, fake_images, variant="standard", config=metric_config("fid")).value
-    fvd_value = fvd(real_videos, fake_videos, variant="standard", config=metric_config("fvd")).value
+    fid_value = metrics.fid(real_images, fake_images, variant="standard", config=metric_config("fid")).value
+    fvd_value = metrics.fvd(real_videos, fake_videos, variant="standard", config=metric_config("fvd")).value
     return {"fid": float(fid_value), "fvd": float(fvd_value), "left_out": left_out}

@@ -1,9 +1,10 @@
-"""Per-sample MME-Unify scorers (understanding multiple choice, unify text+image QA, VCoT steps).
+"""Per-sample MME-Unify scores (the tasks' ``process_results``): understanding multiple choice, unify
+text+image QA, VCoT steps.
 
-Every scorer takes the document and the raw model output, never raises on bad output, and returns the keys of
-the scoring contract (docs/scoring.md) plus ``invalid_outputs`` (failure reason or "") and ``details``.
-``variant`` is ``corrected`` (default) or ``official`` (the released scripts, bugs included; see
-docs/fidelity/mme_unify.md).
+Each is a pure score wrapped by ``lmms_eval_unify.scorer.scorer`` (which reads the output and handles
+unsupported and failed outputs); the keys are the scoring contract of ``spec.METRICS`` (docs/scoring.md).
+``subtask`` and ``variant`` come from the task's ``metadata``; ``variant`` is ``corrected`` (default) or
+``official`` (the released scripts, bugs included; see docs/fidelity/mme_unify.md).
 """
 
 from __future__ import annotations
@@ -16,12 +17,13 @@ from typing import Any, Literal
 
 from PIL import Image
 
+from lmms_eval_unify import metrics
 from lmms_eval_unify.answers import extract_choice, normalise_text, split_option
 from lmms_eval_unify.benchmarks.mme_unify import vcot
-from lmms_eval_unify.benchmarks.mme_unify.subtasks import SCORING_VARIANTS
-from lmms_eval_unify.metrics import clip_choice, clip_text_choice
-from lmms_eval_unify.model import to_pil_images
-from lmms_eval_unify.record import OutputFailure, Step, load_media, parse_output
+from lmms_eval_unify.benchmarks.mme_unify.spec import METRICS, SCORING_VARIANTS, VCOT_METRICS
+from lmms_eval_unify.record import OutputFailure, ParsedOutput, Step, load_media
+from lmms_eval_unify.scorer import Score, scorer
+from lmms_eval_unify.visuals import to_pil_images
 
 METRICS_ENV = "LMMS_EVAL_UNIFY_MME_UNIFY_METRICS"
 """JSON mapping family -> MetricConfig fields for the MME-Unify scorers, e.g.
@@ -50,21 +52,13 @@ def choose_option(text: str, choices: Sequence[str]) -> str | None:
     return extract_choice(text, option_labels(choices), [split_option(c)[1] for c in choices])
 
 
-def _unsupported(keys: Sequence[str], reason: str) -> dict:
-    return {**{k: None for k in keys}, "invalid_outputs": "", "details": {"unsupported": reason}}
+def _invalid(values: dict, reason: str, **details: Any) -> Score:
+    return Score(values, reason, {"failure": reason, **details})
 
 
-def _invalid(values: dict, reason: str, **details: Any) -> dict:
-    return {**values, "invalid_outputs": reason, "details": {"failure": reason, **details}}
-
-
-def score_multiple_choice(doc: dict, raw_output: Any) -> dict:
+@scorer(*METRICS["SIPU"])
+def score_multiple_choice(doc: dict, parsed: ParsedOutput) -> Score:
     """SIPU/MITIU/VPU: ``acc`` 1 when the committed option equals ``answer`` (denominator = all items)."""
-    parsed = parse_output(raw_output)
-    if parsed.unsupported:
-        return _unsupported(["acc"], parsed.record.unsupported)
-    if parsed.failure:
-        return _invalid({"acc": 0.0}, parsed.failure.reason)
     chosen = choose_option(parsed.text, list(doc["choice"]))
     details = {
         "chosen": chosen,
@@ -74,7 +68,7 @@ def score_multiple_choice(doc: dict, raw_output: Any) -> dict:
     }
     if chosen is None:
         return _invalid({"acc": 0.0}, "no_choice", **details)
-    return {"acc": float(chosen == str(doc["answer"]).strip()), "invalid_outputs": "", "details": details}
+    return Score({"acc": float(chosen == str(doc["answer"]).strip())}, details=details)
 
 
 def accuracy_by(samples: Sequence[dict], key: str) -> dict[str, float]:
@@ -124,7 +118,7 @@ def image_choice_correct(
     """
     if isinstance(image, OutputFailure):
         return variant == "official" and OFFICIAL_FAILED_IMAGE_CORRECT[subtask][image_failure_kind(image)]
-    return clip_choice(image, candidates, metric_config("clip_choice")).index == 0
+    return metrics.clip_choice(image, candidates, metric_config("clip_choice")).index == 0
 
 
 def iee_text_correct(explanation: str, choices: Sequence[str], answer: str, variant: str) -> tuple[bool, str]:
@@ -136,23 +130,18 @@ def iee_text_correct(explanation: str, choices: Sequence[str], answer: str, vari
     """
     official = variant == "official"
     options = list(choices) if official else [split_option(c)[1] for c in choices]
-    index = clip_text_choice(explanation, options, metric_config("clip_choice")).index
+    index = metrics.clip_text_choice(explanation, options, metric_config("clip_choice")).index
     predicted = chr(ord("A") + index) if official else option_labels(choices)[index]
     return predicted == answer, predicted
 
 
-def score_unify_qa(doc: dict, raw_output: Any, subtask: str, variant: str = "corrected") -> dict:
+@scorer(*METRICS["IEE"])
+def score_unify_qa(doc: dict, parsed: ParsedOutput, *, subtask: str, variant: str = "corrected") -> Score:
     """``text_correct`` and ``image_correct`` of one IEE/CSQ/AL/SD item (answer_and_image protocol).
 
     The text half is an option letter (CSQ, AL, SD) or, for IEE, a free explanation.
     """
     check_variant(variant)
-    keys = ("text_correct", "image_correct")
-    parsed = parse_output(raw_output)
-    if parsed.unsupported:
-        return _unsupported(keys, parsed.record.unsupported)
-    if parsed.failure:
-        return _invalid({k: 0.0 for k in keys}, parsed.failure.reason)
     choices, answer = list(doc["choice"]), str(doc["answer"]).strip()
     if subtask == "IEE":
         text = re.sub(r"^\s*explanation\s*:\s*", "", normalise_text(parsed.text), flags=re.IGNORECASE)
@@ -167,7 +156,7 @@ def score_unify_qa(doc: dict, raw_output: Any, subtask: str, variant: str = "cor
     details = {"predicted": predicted, "answer": answer, "variant": variant}
     if isinstance(image, OutputFailure):
         return _invalid(values, image.reason, **details)
-    return {**values, "invalid_outputs": "", "details": details}
+    return Score(values, details=details)
 
 
 # --- VCoT -----------------------------------------------------------------------------------------------------
@@ -243,10 +232,26 @@ def official_step_image_correct(
     attempted; a path that fails to load has similarity 0.0 to every ``Step_k``, so argmax 0 (step 0 right)."""
     if isinstance(image, OutputFailure):
         return image.reason != "no_image" and i == 0
-    return clip_choice(image, step_images, metric_config("clip_choice")).index == i
+    return metrics.clip_choice(image, step_images, metric_config("clip_choice")).index == i
 
 
-def score_vcot(doc: dict, raw_output: Any, variant: str = "corrected") -> dict:
+def vcot_references(doc: dict, variant: str) -> tuple[list[Image.Image], int]:
+    """The reference images step images are chosen among, and how many steps are image-scored."""
+    n = len(doc["actions"])
+    if variant == "official":
+        return to_pil_images(list(doc["step_images"])), n
+    references = board_states(doc)
+    return references, min(n - 1, len(references) - 1)
+
+
+def vcot_failed(doc: dict, variant: str = "corrected", **params: Any) -> dict:
+    """The step counts of an unusable VCoT output, nothing correct."""
+    image_steps = vcot_references(doc, variant)[1]
+    return {"n_steps": len(doc["actions"]), "image_steps": image_steps, **dict.fromkeys(VCOT_METRICS[2:], 0)}
+
+
+@scorer(*VCOT_METRICS, failed=vcot_failed)
+def score_vcot(doc: dict, parsed: ParsedOutput, *, variant: str = "corrected") -> Score:
     """Step counts of one maze: ``n_steps``, ``image_steps`` and per-aspect ``*_steps_correct``.
 
     Model step i is compared with reference step i (visual_cot_steps protocol); extra model steps are ignored
@@ -257,24 +262,10 @@ def score_vcot(doc: dict, raw_output: Any, variant: str = "corrected") -> dict:
     is in the data count (``image_steps``), "Finish" draws nothing and is not image-scored.
     """
     check_variant(variant)
-    keys = (
-        "n_steps",
-        "image_steps",
-        "action_steps_correct",
-        "coordinate_steps_correct",
-        "image_steps_correct",
-    )
-    parsed = parse_output(raw_output)
     actions = list(doc["actions"])
     n = len(actions)
-    if parsed.unsupported:
-        return _unsupported(keys, parsed.record.unsupported)
     official = variant == "official"
-    references = to_pil_images(list(doc["step_images"])) if official else board_states(doc)
-    image_steps = n if official else min(n - 1, len(references) - 1)
-    zero = {"n_steps": n, "image_steps": image_steps, **{k: 0 for k in keys[2:]}}
-    if parsed.failure:
-        return _invalid(zero, parsed.failure.reason)
+    references, image_steps = vcot_references(doc, variant)
     truth_coords = raw_coordinates(doc) if official else prompt_coordinates(doc)
     root, steps = parsed.record.root, parsed.record.steps
     counts = {"action": 0, "coordinate": 0, "image": 0}
@@ -291,15 +282,13 @@ def score_vcot(doc: dict, raw_output: Any, variant: str = "corrected") -> dict:
         if official:
             counts["image"] += official_step_image_correct(image, references, i)
         elif not isinstance(image, OutputFailure):
-            counts["image"] += clip_choice(image, references, metric_config("clip_choice")).index == i + 1
+            counts["image"] += (
+                metrics.clip_choice(image, references, metric_config("clip_choice")).index == i + 1
+            )
     values = {
         "n_steps": n,
         "image_steps": image_steps,
         **{f"{k}_steps_correct": v for k, v in counts.items()},
     }
     details = {"variant": variant, "model_steps": len(steps), "failures": failures}
-    return {
-        **values,
-        "invalid_outputs": failures[0].split(": ", 1)[1] if failures else "",
-        "details": details,
-    }
+    return Score(values, failures[0].split(": ", 1)[1] if failures else "", details)

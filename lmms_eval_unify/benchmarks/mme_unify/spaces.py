@@ -11,9 +11,8 @@ from lmms_eval_unify.answers import split_option
 from lmms_eval_unify.benchmarks.mme_unify import vcot
 from lmms_eval_unify.benchmarks.mme_unify.scoring import board_states, option_labels, prompt_coordinates
 from lmms_eval_unify.instruments import CandidateImageSpace, ChoiceSpace
-from lmms_eval_unify.model import to_pil_images
 from lmms_eval_unify.protocols import Phase
-from lmms_eval_unify.visuals import read_video_frames
+from lmms_eval_unify.visuals import read_video_frames, to_pil_images
 
 
 def _labels(doc: dict) -> list[str]:

@@ -19,6 +19,7 @@ from typing import Any
 from PIL import Image
 
 from lmms_eval_unify.benchmarks.uni_mmmu.judged import Judged, ask, not_judged, score_judged
+from lmms_eval_unify.benchmarks.uni_mmmu.spec import JUDGED_METRICS, METRICS
 from lmms_eval_unify.benchmarks.uni_mmmu.svg import (
     COLOUR_NAMES,
     TIERS,
@@ -27,9 +28,11 @@ from lmms_eval_unify.benchmarks.uni_mmmu.svg import (
     render_svg,
 )
 from lmms_eval_unify.instruments import FixedPlan
-from lmms_eval_unify.model import to_pil_images
+from lmms_eval_unify.record import ParsedOutput
+from lmms_eval_unify.scorer import Score, scorer
+from lmms_eval_unify.visuals import to_pil_images
 
-IMAGE_METRICS, TEXT_METRICS = ("shape_color_score", "position_score"), ("text_acc",)
+IMAGE_METRICS, TEXT_METRICS = JUDGED_METRICS["code"]
 TASK = "uni_mmmu_code"
 SUMMARY = re.compile(r"<RENDER_SUMMARY>\s*(.*?)\s*</RENDER_SUMMARY>", re.IGNORECASE | re.DOTALL)
 
@@ -56,7 +59,8 @@ def reference_image(doc: dict) -> Image.Image:
     return to_pil_images(doc["gt_image"])[0] if doc.get("gt_image") else render_svg(doc["svg"])
 
 
-def score_code(doc: dict, raw_output: Any, task: str = TASK) -> dict[str, Any]:
+@scorer(*METRICS["code"])
+def score_code(doc: dict, parsed: ParsedOutput, *, task: str = TASK) -> Score:
     """Per-sample ``text_acc``, ``shape_color_score``, ``position_score`` (0–5), ``invalid_outputs``."""
     reference = reference_image(doc)
 
@@ -84,7 +88,7 @@ def score_code(doc: dict, raw_output: Any, task: str = TASK) -> dict[str, Any]:
         )
 
     return score_judged(
-        raw_output, IMAGE_METRICS, TEXT_METRICS, judge_images, judge_summary, first_image_only=False
+        parsed, IMAGE_METRICS, TEXT_METRICS, judge_images, judge_summary, first_image_only=False
     )
 
 

@@ -19,10 +19,13 @@ from typing import Any
 from PIL import Image, ImageDraw, ImageFont
 
 from lmms_eval_unify.benchmarks.uni_mmmu.judged import Judged, ask, not_judged, score_judged
+from lmms_eval_unify.benchmarks.uni_mmmu.spec import JUDGED_METRICS, METRICS
 from lmms_eval_unify.instruments import FixedPlan
-from lmms_eval_unify.model import to_pil_images
+from lmms_eval_unify.record import ParsedOutput
+from lmms_eval_unify.scorer import Score, scorer
+from lmms_eval_unify.visuals import to_pil_images
 
-IMAGE_METRICS, TEXT_METRICS = ("img_acc",), ("text_acc",)
+IMAGE_METRICS, TEXT_METRICS = JUDGED_METRICS["geometry"]
 TASK = "uni_mmmu_geometry"
 
 
@@ -57,7 +60,8 @@ def prompt(doc: dict, template: str) -> str:
     )
 
 
-def score_geometry(doc: dict, raw_output: Any, task: str = TASK) -> dict[str, Any]:
+@scorer(*METRICS["geometry"])
+def score_geometry(doc: dict, parsed: ParsedOutput, *, task: str = TASK) -> Score:
     """Per-sample ``img_acc``, ``text_acc``, ``invalid_outputs`` (two judgements, cached by the judge layer)."""
     original, reference = to_pil_images([doc["original_image"], doc["auxiliary_image"]])
 
@@ -77,7 +81,7 @@ def score_geometry(doc: dict, raw_output: Any, task: str = TASK) -> dict[str, An
                      "response": text}  # fmt: skip
         return ask("uni_mmmu.geometry.text", {"text_acc": "text_ok"}, task, variables=variables)
 
-    return score_judged(raw_output, IMAGE_METRICS, TEXT_METRICS, judge_overlay, judge_solution)
+    return score_judged(parsed, IMAGE_METRICS, TEXT_METRICS, judge_overlay, judge_solution)
 
 
 # --- offline generator -------------------------------------------------------------------------------

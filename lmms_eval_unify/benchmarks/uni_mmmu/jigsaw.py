@@ -21,17 +21,19 @@ from typing import Any
 
 from PIL import Image
 
-from lmms_eval_unify.metrics import jigsaw_dreamsim_score
-from lmms_eval_unify.model import to_pil_images
+from lmms_eval_unify import metrics
+from lmms_eval_unify.benchmarks.uni_mmmu.spec import METRICS
 from lmms_eval_unify.protocols import Phase
-from lmms_eval_unify.record import OutputFailure, parse_output
+from lmms_eval_unify.record import OutputFailure, ParsedOutput
+from lmms_eval_unify.scorer import Score, scorer
+from lmms_eval_unify.visuals import to_pil_images
 
 METRICS_ENV = "LMMS_EVAL_UNIFY_UNI_MMMU_METRICS"
 """JSON mapping family -> MetricConfig fields for the Uni-MMMU scorers, e.g.
 ``{"dreamsim": {"backbone": "clip_vitl14", "weights": "/tmp/tiny", "device": "cpu"}}`` (tests);
 unset = the paper's DreamSim ensemble."""
 
-JIGSAW_METRICS = ("img_score", "text_acc")
+JIGSAW_METRICS = METRICS["jigsaw"]
 FINAL_ANSWER = re.compile(r"<FINAL_ANSWER_JSON>\s*({.*?})\s*</FINAL_ANSWER_JSON>", re.IGNORECASE | re.DOTALL)
 GRID = 3
 MASK_COLOUR = (0, 0, 0)
@@ -63,37 +65,23 @@ def jigsaw_completions(doc: dict) -> tuple[Image.Image, Image.Image]:
     return (right, wrong) if int(doc["label"]) == 0 else (wrong, right)
 
 
-def score_jigsaw(doc: dict, raw_output: str) -> dict[str, Any]:
-    """Per-sample ``img_score``, ``text_acc``, ``invalid_outputs`` of one jigsaw output; never raises on
-    model output (a missing DreamSim checkpoint raises). Unsupported outputs give ``None``s."""
-    parsed = parse_output(raw_output)
-    if parsed.unsupported:
-        return {m: None for m in JIGSAW_METRICS} | {
-            "invalid_outputs": "",
-            "details": {"unsupported": parsed.record.unsupported},
-        }
-    result: dict[str, Any] = {"img_score": 0.0, "text_acc": 0.0, "invalid_outputs": ""}
-    details: dict[str, Any] = {}
-    if parsed.failure:
-        images: list[Image.Image] | None = None
-        result["invalid_outputs"] = parsed.failure.reason
-        details["failure"] = parsed.failure.detail
-    else:
-        choice = parse_jigsaw_choice(parsed.text)
-        details["choice"] = choice
-        result["text_acc"] = float(choice is not None and choice == int(doc["label"]))
-        loaded = parsed.load_images(expected=2)
-        if isinstance(loaded, OutputFailure):
-            images = None
-            result["invalid_outputs"] = loaded.reason
-            details["image_failure"] = loaded.detail
-        else:
-            images = loaded
-    scored = jigsaw_dreamsim_score([images], [jigsaw_completions(doc)], config=metric_config("dreamsim"))
+@scorer(*JIGSAW_METRICS)
+def score_jigsaw(doc: dict, parsed: ParsedOutput) -> Score:
+    """Per-sample ``img_score`` and ``text_acc`` of one usable jigsaw output (a missing DreamSim checkpoint
+    raises); a wrong image count or an unreadable image is penalised with distance 1 and named."""
+    choice = parse_jigsaw_choice(parsed.text)
+    details: dict[str, Any] = {"choice": choice}
+    text_acc = float(choice is not None and choice == int(doc["label"]))
+    loaded = parsed.load_images(expected=2)
+    images = None if isinstance(loaded, OutputFailure) else loaded
+    if isinstance(loaded, OutputFailure):
+        details["image_failure"] = loaded.detail
+    scored = metrics.jigsaw_dreamsim_score(
+        [images], [jigsaw_completions(doc)], config=metric_config("dreamsim")
+    )
     details["distance"] = scored.distances[0]
-    result["img_score"] = 1.0 - scored.distances[0]
-    result["details"] = details
-    return result
+    invalid = loaded.reason if isinstance(loaded, OutputFailure) else ""
+    return Score({"img_score": 1.0 - scored.distances[0], "text_acc": text_acc}, invalid, details)
 
 
 # --- offline generator -------------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 """What the three judged Uni-MMMU tasks (geometry, science, code) share: reading an output, asking a judge
 template, and turning its verdict into per-sample metrics.
 
-Rules (official ``eval_ummmu.py`` where it has one): an unsupported output gives ``None`` for every metric;
-an unusable record (malformed, model error) scores 0 everywhere with its reason in ``invalid_outputs``; a
+Rules (official ``eval_ummmu.py`` where it has one): unsupported and unusable records (malformed, model
+error) are the core scorer wrapper's (``None`` / 0 everywhere with the reason); a
 missing/corrupt image or no image scores 0 on the image metrics with that reason; a judge reply that cannot
 be parsed (``judge_invalid``) or a judge that cannot be reached (``judge_failed``) scores 0 on the metrics
 of that judgement with that reason. When several reasons apply, ``invalid_outputs`` names the first one
@@ -19,12 +19,10 @@ from typing import Any
 
 from PIL import Image
 
-from lmms_eval_unify.judges import JudgeResult, judge
-from lmms_eval_unify.judges.config import JudgeConfig, resolve_endpoint
-from lmms_eval_unify.record import OutputFailure, ParsedOutput, load_media, parse_output
+from lmms_eval_unify.judges import judge
+from lmms_eval_unify.record import OutputFailure, ParsedOutput, load_media
+from lmms_eval_unify.scorer import Score, judge_log
 
-VL_JUDGE = "Qwen/Qwen2.5-VL-72B-Instruct"
-"""The official judge of every Uni-MMMU judgement but the geometry text (Qwen3-32B)."""
 JUDGES_ENV = "LMMS_EVAL_UNIFY_UNI_MMMU_JUDGES"
 """JSON mapping template id -> judge config fields for that template only, e.g. to send the geometry text
 to a second endpoint serving Qwen3-32B: ``{"uni_mmmu.geometry.text": {"base_url": "http://host:8001/v1",
@@ -50,13 +48,6 @@ def template_config(template: str) -> dict | None:
     return template_configs().get(template)
 
 
-def check_judges() -> None:
-    """Raise before any generation when no judge endpoint is configured (``JudgeNotConfiguredError``) or
-    the per-template overrides are malformed."""
-    resolve_endpoint(JudgeConfig(), VL_JUDGE)
-    template_config("")
-
-
 @dataclass(frozen=True)
 class Judged:
     """Per-sample metric values of one judgement, the invalid reason ("" if none) and its log entry."""
@@ -73,18 +64,6 @@ def output_images(parsed: ParsedOutput, first_only: bool) -> list[Image.Image] |
     if not paths:
         return OutputFailure("wrong_image_count", "expected at least 1 image, got 0")
     return load_media(parsed.record.root, paths)
-
-
-def judge_log(result: JudgeResult) -> dict[str, Any]:
-    """What the sample log keeps of one judgement (the raw reply only when it could not be parsed)."""
-    return {
-        "template": result.template_id,
-        "model": result.model,
-        "status": result.status,
-        "fields": result.fields,
-        "reason": result.reason,
-        "raw": None if result.valid else result.raw,
-    }
 
 
 def ask(
@@ -105,39 +84,26 @@ def ask(
 
 
 def score_judged(
-    raw_output: Any,
+    parsed: ParsedOutput,
     image_metrics: Sequence[str],
     text_metrics: Sequence[str],
     judge_images: Callable[[list[Image.Image]], Judged],
     judge_text: Callable[[str], Judged],
     first_image_only: bool = True,
-) -> dict[str, Any]:
-    """``process_results`` of a judged task: the image judgement (``judge_images`` of the loaded output
-    images) and the text judgement (``judge_text`` of the output text), never raising on model output."""
-    parsed = parse_output(raw_output)
-    metrics = (*image_metrics, *text_metrics)
-    if parsed.unsupported:
-        return {m: None for m in metrics} | {
-            "invalid_outputs": "",
-            "details": {"unsupported": parsed.record.unsupported},
-        }
-    if parsed.failure:
-        return dict.fromkeys(metrics, 0.0) | {
-            "invalid_outputs": parsed.failure.reason,
-            "details": {"failure": parsed.failure.detail},
-        }
+) -> Score:
+    """The score of a judged task's usable output: the image judgement (``judge_images`` of the loaded
+    output images) and the text judgement (``judge_text`` of the output text)."""
     images = output_images(parsed, first_image_only)
     if isinstance(images, OutputFailure):
         image = Judged(dict.fromkeys(image_metrics, 0.0), images.reason, {"failure": images.detail})
     else:
         image = judge_images(images)
     text = judge_text(parsed.text)
-    return {
-        **image.metrics,
-        **text.metrics,
-        "invalid_outputs": image.invalid or text.invalid,
-        "details": {"image": image.log, "text": text.log, "generated_images": list(parsed.record.images)},
-    }
+    return Score(
+        {**image.metrics, **text.metrics},
+        image.invalid or text.invalid,
+        {"image": image.log, "text": text.log},
+    )
 
 
 def not_judged(metrics: Sequence[str], why: str) -> Judged:

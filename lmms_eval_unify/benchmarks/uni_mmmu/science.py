@@ -16,10 +16,13 @@ from typing import Any
 from PIL import Image, ImageDraw
 
 from lmms_eval_unify.benchmarks.uni_mmmu.judged import Judged, ask, not_judged, score_judged
+from lmms_eval_unify.benchmarks.uni_mmmu.spec import JUDGED_METRICS, METRICS
 from lmms_eval_unify.instruments import FixedPlan
-from lmms_eval_unify.model import to_pil_images
+from lmms_eval_unify.record import ParsedOutput
+from lmms_eval_unify.scorer import Score, scorer
+from lmms_eval_unify.visuals import to_pil_images
 
-IMAGE_METRICS, TEXT_METRICS = ("img_acc",), ("reasoning_acc", "text_acc")
+IMAGE_METRICS, TEXT_METRICS = JUDGED_METRICS["science"]
 TASK = "uni_mmmu_science"
 
 
@@ -27,7 +30,8 @@ def initial_image(doc: dict) -> Image.Image:
     return to_pil_images(doc["initial_image"])[0]
 
 
-def score_science(doc: dict, raw_output: Any, task: str = TASK) -> dict[str, Any]:
+@scorer(*METRICS["science"])
+def score_science(doc: dict, parsed: ParsedOutput, *, task: str = TASK) -> Score:
     """Per-sample ``reasoning_acc``, ``text_acc`` (result), ``img_acc``, ``invalid_outputs``; ``details`` also
     records the ``discipline`` (``level_1_category``) for the leaderboard's per-discipline board."""
     condition, reference = str(doc["input_prompt"]), str(doc["output_prompt"])
@@ -51,9 +55,9 @@ def score_science(doc: dict, raw_output: Any, task: str = TASK) -> dict[str, Any
             variables={"condition": condition, "reference": reference, "response": text},
         )
 
-    scores = score_judged(raw_output, IMAGE_METRICS, TEXT_METRICS, judge_image, judge_text)
-    scores["details"]["discipline"] = str(doc.get("level_1_category") or "")
-    return scores
+    score = score_judged(parsed, IMAGE_METRICS, TEXT_METRICS, judge_image, judge_text)
+    score.details["discipline"] = str(doc.get("level_1_category") or "")
+    return score
 
 
 # --- offline generator -------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ from pathlib import Path
 import datasets
 from PIL import Image
 
-from lmms_eval_unify.benchmarks.unig2u.subtasks import SUBTASKS
+from lmms_eval_unify.benchmarks.unig2u.spec import SUBTASKS
 from lmms_eval_unify.benchmarks.unig2u.task import concatenate, resolve_files
 from lmms_eval_unify.judges import JudgeRequest, judge_many
 from lmms_eval_unify.protocols import split_generate_then_answer_prompt

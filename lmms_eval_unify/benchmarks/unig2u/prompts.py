@@ -1,13 +1,13 @@
 """UniG2U prompts: Direct (paper Appendix G, upstream task code where G is silent) and GtA (Appendix H).
 
-``build(subtask, mode, doc)`` returns the Direct prompt, or for GtA the
+``direct_prompt(subtask, doc)`` returns the Direct prompt and ``gta_prompt(subtask, doc)`` the GtA
 ``[GEN_PROMPT]stage-1[/GEN_PROMPT][QUESTION]stage-2[/QUESTION]`` string the core protocol splits.
 Maze and sliding prompts are the Uni-MMMU task's own (``tasks/uni_mmmu``), not repeated here.
 """
 
 from __future__ import annotations
 
-from lmms_eval_unify.benchmarks.unig2u.subtasks import SUBTASKS
+from lmms_eval_unify.benchmarks.unig2u.spec import SUBTASKS
 
 SCENES = (
     "Ocean, Origami, Forest, Cloud, Sand_dune, Medieval_Village, City, Underwater_ruins, Museum, "

@@ -1,5 +1,7 @@
-"""Per-sample UniG2U scorers. Each returns ``acc`` in [0, 1] (``None`` when the model could not run the
-task), ``invalid_outputs`` (failure reason or "") and ``details``; none of them raises on model output."""
+"""Per-sample UniG2U scores (the tasks' ``process_results``): ``acc`` in [0, 1] (``None`` when the model
+could not run the task), ``invalid_outputs`` (failure reason or "") and ``details``; none raises on model
+output. Pure scores wrapped by ``lmms_eval_unify.scorer.scorer``; ``subtask`` (and the judged tasks'
+``judge`` overrides) come from the task's ``metadata``."""
 
 from __future__ import annotations
 
@@ -10,9 +12,12 @@ from typing import Any
 
 from lmms_eval_unify.answers import extract_choice, normalise_text
 from lmms_eval_unify.benchmarks.uni_mmmu.jigsaw import parse_jigsaw_choice
+from lmms_eval_unify.benchmarks.uni_mmmu.scoring import score_puzzle
 from lmms_eval_unify.benchmarks.unig2u.prompts import babyvision_is_choice, vsp_kind
-from lmms_eval_unify.judges import JudgeResult, judge
-from lmms_eval_unify.record import ParsedOutput, parse_output
+from lmms_eval_unify.benchmarks.unig2u.spec import METRICS, SUBTASKS, task_name
+from lmms_eval_unify.judges import judge as ask_judge
+from lmms_eval_unify.record import ParsedOutput
+from lmms_eval_unify.scorer import Score, raw_scorer, scorer
 
 LABELS = ("A", "B", "C", "D")
 _ENCLOSED = re.compile(r"`+\s*\(?([A-Za-z])\)?\s*`+|\{\s*\(?([A-Za-z])\)?\s*\}")
@@ -111,41 +116,27 @@ def illusion_score(question: str) -> Callable[[dict, str], tuple[float, dict]]:
     return score
 
 
-SCORERS: dict[str, Callable[[dict, str], tuple[float, dict]]] = {
-    "mc": mc_correct,
+ANSWER_CHECKS: dict[str, Callable[[dict, str], tuple[float, dict]]] = {
+    "realunify": mc_correct,
+    "mmsi": mc_correct,
+    "visual_puzzles": mc_correct,
     "chartqa": chartqa_score,
     "vsp": vsp_score,
-    "illusion_scene": illusion_score("scene"),
-    "illusion_shape": illusion_score("shape"),
 }
+"""Family -> check of a text answer (IllusionBench's depends on the subtask's question, ``answer_check``)."""
 
 
-def _unscorable(parsed: ParsedOutput) -> dict | None:
-    """The result of an output that cannot be scored (unsupported: ``None``; failed: 0 with its reason)."""
-    if parsed.unsupported:
-        return {"acc": None, "invalid_outputs": "", "details": {"unsupported": parsed.record.unsupported}}
-    if parsed.failure:
-        return {
-            "acc": 0.0,
-            "invalid_outputs": parsed.failure.reason,
-            "details": {"failure": parsed.failure.detail},
-        }
-    return None
+def answer_check(subtask: str) -> Callable[[dict, str], tuple[float, dict]]:
+    """The ``(doc, text) -> (acc, details)`` check of a programmatically scored subtask."""
+    family = SUBTASKS[subtask].family
+    return illusion_score(subtask.rsplit("_", 1)[1]) if family == "illusion" else ANSWER_CHECKS[family]
 
 
-def _with_generated_images(parsed: ParsedOutput, details: dict) -> dict:
-    if parsed.record.images:
-        details["generated_images"] = [str(p) for p in parsed.record.images]
-    return details
-
-
-def score_answer(scorer: str, doc: dict, raw_output: Any) -> dict:
-    """``process_results`` of a text-answer subtask (Direct or GtA); ``scorer`` is a key of ``SCORERS``."""
-    parsed = parse_output(raw_output)
-    if (early := _unscorable(parsed)) is not None:
-        return early
-    acc, details = SCORERS[scorer](doc, parsed.text)
-    return {"acc": acc, "invalid_outputs": "", "details": _with_generated_images(parsed, details)}
+@scorer(*METRICS)
+def score_answer(doc: dict, parsed: ParsedOutput, *, subtask: str) -> Score:
+    """A text answer of a programmatically scored subtask (Direct or GtA)."""
+    acc, details = answer_check(subtask)(doc, parsed.text)
+    return Score({"acc": acc}, details=details)
 
 
 # --- judged subtasks (GPT-4o in the paper; the judge layer here) ---------------------------------
@@ -214,47 +205,33 @@ def judge_request(family: str, doc: dict, text: str) -> tuple[str, dict, str]:
     raise KeyError(f"{family!r} is not a judged family")
 
 
-def judged_score(result: JudgeResult, verdict: str) -> tuple[float, str]:
-    """(acc, invalid reason): the verdict when the judge answered; 0 with ``judge_invalid`` /
-    ``judge_failed`` when its reply could not be parsed or it could not be reached."""
-    if result.valid:
-        return float(result.fields[verdict]), ""
-    return 0.0, result.status
-
-
-def score_judged(family: str, doc: dict, raw_output: Any, task: str) -> dict:
-    """``process_results`` of a judged subtask: one judgement (cached by the judge layer) per answer."""
-    parsed = parse_output(raw_output)
-    if (early := _unscorable(parsed)) is not None:
-        return early
+@scorer(*METRICS)
+def score_judged(doc: dict, parsed: ParsedOutput, *, subtask: str, judge: dict | None = None) -> Score:
+    """A judged subtask's answer: one judgement (cached by the judge layer) per answer; an empty answer is
+    wrong without a judge call."""
     if not parsed.text.strip():
-        return {"acc": 0.0, "invalid_outputs": "", "details": _with_generated_images(parsed, {"empty": True})}
+        return Score({"acc": 0.0}, details={"empty": True})
+    family = SUBTASKS[subtask].family
     template, variables, verdict = judge_request(family, doc, parsed.text)
-    result = judge(template, variables=variables, task=task)
-    acc, invalid = judged_score(result, verdict)
-    details = {
-        "judged": variables.get("response") if family in ("phyx", "babyvision") else None,
-        "truth": variables["answer"],
-        "judge": {"template": template, "model": result.model, "status": result.status,
-                  "fields": result.fields, "reason": result.reason, "raw": None if result.valid else result.raw},
-    }  # fmt: skip
-    return {"acc": acc, "invalid_outputs": invalid, "details": _with_generated_images(parsed, details)}
+    result = ask_judge(template, variables=variables, config=judge, task=task_name(subtask))
+    judged = variables.get("response") if family in ("phyx", "babyvision") else None
+    return Score.judged(result, verdict, "acc", judged=judged, truth=variables["answer"])
 
 
-def jigsaw_score(doc: dict, raw_output: Any) -> dict:
+@scorer(*METRICS)
+def score_jigsaw(doc: dict, parsed: ParsedOutput) -> Score:
     """UniG2U's jigsaw score: the text accuracy of the Uni-MMMU jigsaw (``choice`` of the first
     ``<FINAL_ANSWER_JSON>`` block, as the official parser reads it, equals ``label``); the released UniG2U
     code scores the text only. GtA panels are kept in the record, not scored (Uni-MMMU's ``img_score`` is the
     ``uni_mmmu_jigsaw`` task's)."""
-    parsed = parse_output(raw_output)
-    if (early := _unscorable(parsed)) is not None:
-        return early
     choice = parse_jigsaw_choice(parsed.text)
     acc = float(choice is not None and choice == int(doc["label"]))
-    details = {"choice": choice, "truth": int(doc["label"])}
-    return {"acc": acc, "invalid_outputs": "", "details": _with_generated_images(parsed, details)}
+    return Score({"acc": acc}, details={"choice": choice, "truth": int(doc["label"])})
 
 
-def move_puzzle_acc(metrics: dict) -> dict:
-    """UniG2U's maze/sliding score: the text step (frame) accuracy of the Uni-MMMU scorer's metrics."""
+@raw_scorer(*METRICS)
+def score_move_puzzle(doc: dict, results: list[Any], *, subtask: str) -> dict:
+    """UniG2U's maze/sliding score: ``acc`` = the text step (frame) accuracy of the Uni-MMMU puzzle scorer,
+    whose own metrics are kept (it reads the output and handles unusable ones itself)."""
+    metrics = score_puzzle(doc, results, domain=subtask)
     return {"acc": metrics["text_step_acc"], **metrics}

@@ -19,8 +19,8 @@ from lmms_eval_unify.benchmarks.uni_mmmu.jigsaw import JigsawPlan, final_answer_
 from lmms_eval_unify.benchmarks.unig2u.prompts import babyvision_is_choice, illusion_candidates, vsp_kind
 from lmms_eval_unify.benchmarks.unig2u.scoring import LABELS, babyvision_truth, illusion_labels
 from lmms_eval_unify.instruments import FixedPlan
-from lmms_eval_unify.model import to_pil_images
 from lmms_eval_unify.protocols import Phase
+from lmms_eval_unify.visuals import to_pil_images
 
 # What the random player may say on open answers (chance levels in the tests are computed from these).
 CHART_RANDOM_RANGE = (0, 100)

@@ -17,11 +17,8 @@ from pathlib import Path
 import datasets
 from PIL import Image
 
-from lmms_eval_unify.benchmarks.unig2u.subtasks import HUB_ROOT
-from lmms_eval_unify.judges.config import JudgeConfig, resolve_endpoint
+from lmms_eval_unify.benchmarks.unig2u.spec import HUB_ROOT
 from lmms_eval_unify.task import DATA_DIR_ENV, LocalDataMissingError, UnifyTask
-
-OFFICIAL_JUDGE = "gpt-4o-2024-11-20"
 
 
 def resolve_files(files: str | list[str], data_dir: str | None) -> list[str]:
@@ -69,13 +66,8 @@ def base64_image(text: str) -> Image.Image:
 
 
 class UniG2UTask(UnifyTask):
-    """A ``UnifyTask`` reading one or several UniG2U parquet files. A judged task (``metadata.judged``)
-    checks at construction that a judge endpoint is configured, so a run never generates answers it
-    cannot score."""
-
-    @classmethod
-    def judge_configs(cls, config: dict) -> list[tuple[JudgeConfig, str | None]]:
-        return [(JudgeConfig(), OFFICIAL_JUDGE)] if (config.get("metadata") or {}).get("judged") else []
+    """A ``UnifyTask`` reading one or several UniG2U parquet files (the judge check of a judged task is
+    ``UnifyTask``'s)."""
 
     @classmethod
     def data_files(cls, config: dict) -> list[str] | None:
@@ -84,8 +76,7 @@ class UniG2UTask(UnifyTask):
         return paths if os.environ.get(DATA_DIR_ENV) else None
 
     def download(self, dataset_kwargs: dict | None = None) -> None:
-        if (self.config.metadata or {}).get("judged"):
-            resolve_endpoint(JudgeConfig(), OFFICIAL_JUDGE)
+        self.check_judges()
         split = self.config.test_split
         urls = (dataset_kwargs or {})["data_files"][split]
         paths = resolve_files(urls, os.environ.get(DATA_DIR_ENV))

@@ -5,8 +5,13 @@ import datasets
 import pytest
 
 from lmms_eval_unify.benchmarks.gapeval import render
-from lmms_eval_unify.benchmarks.gapeval.data import FEATURES, OFFLINE_FEATURES, category_path, generate
-from lmms_eval_unify.benchmarks.gapeval.items import POOL_SIZE, make_items
+from lmms_eval_unify.benchmarks.gapeval.offline.data import (
+    FEATURES,
+    OFFLINE_FEATURES,
+    category_path,
+    generate,
+)
+from lmms_eval_unify.benchmarks.gapeval.offline.items import POOL_SIZE, make_items
 from lmms_eval_unify.scoring.gapeval import CATEGORIES
 
 

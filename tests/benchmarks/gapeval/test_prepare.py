@@ -5,7 +5,7 @@ import json
 import datasets
 from PIL import Image
 
-from lmms_eval_unify.benchmarks.gapeval.data import FEATURES, category_path
+from lmms_eval_unify.benchmarks.gapeval.offline.data import FEATURES, category_path
 from lmms_eval_unify.cli import main as cli
 
 

@@ -7,7 +7,7 @@ import pytest
 from PIL import Image
 
 from lmms_eval_unify.benchmarks.gapeval import spaces
-from lmms_eval_unify.benchmarks.gapeval.items import make_items
+from lmms_eval_unify.benchmarks.gapeval.offline.items import make_items
 from lmms_eval_unify.benchmarks.gapeval.reference_judge import verdict
 from lmms_eval_unify.benchmarks.gapeval.scoring import score_gen, score_und
 from lmms_eval_unify.judges import reset_judge_state
@@ -52,14 +52,14 @@ def test_every_candidate_is_judged_right_iff_it_is_the_truth(docs, category, jud
     for doc in docs[category]:
         for i, (text, drawing) in enumerate(zip(doc["answer_pool"], doc["pool_images"], strict=True)):
             truth = text == doc["reference"]
-            und = score_und(doc, text_output(text))
-            gen = score_gen(doc, image_output(tmp_path, [drawing], f"{doc['id']}_{i}"))
+            und = score_und(doc, [text_output(text)])
+            gen = score_gen(doc, [image_output(tmp_path, [drawing], f"{doc['id']}_{i}")])
             assert und["correct"] == gen["correct"] == float(truth), (text, und, gen)
             assert und["invalid_outputs"] == gen["invalid_outputs"] == ""
             assert (
                 (und["question_id"], und["repeat"]) == (gen["question_id"], gen["repeat"]) == (doc["id"], 0)
             )
-            assert gen["details"]["judge"]["template"] == f"gapeval.gen.{category}"
+            assert gen["details"]["judge"]["template_id"] == f"gapeval.gen.{category}"
 
 
 def test_oracle_and_random_plans(docs):
@@ -83,43 +83,43 @@ def test_oracle_and_random_plans(docs):
 
 def test_text_judging_is_two_turn_by_default_and_single_turn_on_request(docs, judge_server):
     doc = docs["reasoning"][0]
-    score_und(doc, text_output(doc["reference"]))
+    score_und(doc, [text_output(doc["reference"])])
     assert [r.user_turns for r in judge_server.requests_to()] == [1, 2]
     assert judge_server.requests_to()[1].texts("user")[-1] == "Are you sure? Think carefully."
-    assert score_und(doc, text_output(doc["reference"] + " "), {"two_turn": False})["correct"] == 1.0
+    assert score_und(doc, [text_output(doc["reference"] + " ")], judge={"two_turn": False})["correct"] == 1.0
     assert [r.user_turns for r in judge_server.requests_to()][2:] == [1]
 
 
 def test_a_copy_of_the_reference_image_fails_the_anti_plagiarism_rule(docs, judge_server, tmp_path):
     doc = docs["world_knowledge"][0]
-    copied = score_gen(doc, image_output(tmp_path, [doc["ref_image"]]))
+    copied = score_gen(doc, [image_output(tmp_path, [doc["ref_image"]])])
     assert copied["correct"] == 0.0 and "plagiarism" in copied["details"]["judge"]["fields"]["reason"]
     request = judge_server.requests_to()[-1]
     assert "[Original_Image]" not in request.text  # multi-hop world knowledge: text-to-image, no input image
     edit = docs["instruction_following"][0]
-    score_gen(edit, image_output(tmp_path, [edit["ref_image"]], "edit"))
+    score_gen(edit, [image_output(tmp_path, [edit["ref_image"]], "edit")])
     assert "[Original_Image]" in judge_server.requests_to()[-1].text
 
 
 def test_unusable_outputs_score_0_with_a_reason_without_a_judge_call(docs, judge_server, tmp_path):
     doc = docs["reasoning"][1]
     drawing = doc["pool_images"][0]
-    two = score_gen(doc, image_output(tmp_path, [drawing, drawing]))
+    two = score_gen(doc, [image_output(tmp_path, [drawing, drawing])])
     assert two["correct"] == 0.0 and two["invalid_outputs"] == "wrong_image_count"
     missing = UnifiedOutput("image_only", images=["nope.png"], root=str(tmp_path)).to_json()
-    assert score_gen(doc, missing)["invalid_outputs"] == "missing_image"
+    assert score_gen(doc, [missing])["invalid_outputs"] == "missing_image"
     (tmp_path / "bad.png").write_bytes(b"not a png")
     corrupt = UnifiedOutput("image_only", images=["bad.png"], root=str(tmp_path)).to_json()
-    assert score_gen(doc, corrupt)["invalid_outputs"] == "corrupt_image"
+    assert score_gen(doc, [corrupt])["invalid_outputs"] == "corrupt_image"
     error = UnifiedOutput("direct", error="CUDA out of memory").to_json()
-    assert score_und(doc, error) | {"details": None} == {
+    assert score_und(doc, [error]) | {"details": None} == {
         "correct": 0.0, "invalid_outputs": "model_error", "question_id": doc["id"], "repeat": 0, "details": None
     }  # fmt: skip
-    assert score_und(doc, text_output("  "))["correct"] == 0.0
+    assert score_und(doc, [text_output("  ")])["correct"] == 0.0
     unsupported = UnifiedOutput("image_only", unsupported="lacks generate_image").to_json()
     assert (
-        score_gen(doc, unsupported)["correct"] is None
-        and score_gen(doc, unsupported)["invalid_outputs"] == ""
+        score_gen(doc, [unsupported])["correct"] is None
+        and score_gen(doc, [unsupported])["invalid_outputs"] == ""
     )
     assert judge_server.request_count == 0
 
@@ -130,10 +130,10 @@ def test_unparseable_and_failed_judgements_score_0_with_a_reason(docs, tmp_path,
     with OpenAICompatServer(fixed_reply("Looks right to me.")) as server:
         monkeypatch.setenv("LMMS_EVAL_UNIFY_JUDGE_BASE_URL", server.base_url)
         reset_judge_state()
-        invalid = score_und(doc, text_output(doc["reference"]))
+        invalid = score_und(doc, [text_output(doc["reference"])])
         assert invalid["correct"] == 0.0 and invalid["invalid_outputs"] == "judge_invalid"
         assert invalid["details"]["judge"]["raw"] == "Looks right to me." and invalid["repeat"] == 3
         server.inject([Fault.http(400)])
-        failed = score_gen(doc, image_output(tmp_path, [doc["pool_images"][0]]))
+        failed = score_gen(doc, [image_output(tmp_path, [doc["pool_images"][0]])])
         assert failed["correct"] == 0.0 and failed["invalid_outputs"] == "judge_failed"
     reset_judge_state()

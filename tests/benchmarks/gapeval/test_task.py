@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from lmms_eval.utils import load_yaml_config
 
-from lmms_eval_unify.benchmarks.gapeval.data import generate
+from lmms_eval_unify.benchmarks.gapeval.offline.data import generate
 from lmms_eval_unify.benchmarks.gapeval.task import GapEvalTask
 from lmms_eval_unify.judges import JudgeNotConfiguredError
 
@@ -43,7 +43,7 @@ def test_metadata_judge_overrides_reach_process_results(env):
     assert not hasattr(plain.config.process_results, "keywords")
     metadata = {**plain.config.metadata, "judge": {"two_turn": False}}
     single = build("gapeval_reasoning_und", metadata=metadata)
-    assert single.config.process_results.keywords == {"judge_config": {"two_turn": False}}
+    assert single.config.process_results.keywords == {"judge": {"two_turn": False}}
     with pytest.raises(ValueError, match="unknown judge config keys"):
         build("gapeval_reasoning_und", metadata={**metadata, "judge": {"turns": 1}})
 

@@ -36,13 +36,13 @@ def test_keyframes_subsampled_when_many_scene_changes():
 def test_missing_generated_image_is_invalid_and_scores_zero(tmp_path):
     doc = {"image": _grey(10), "Text_Prompt": " "}
     raw = UnifiedOutput("image_only", images=["gone.png"], root=str(tmp_path)).to_json()
-    result = score_generation("FIR", doc, raw)
+    result = score_generation(doc, [raw], subtask="FIR")
     assert result["lpips"] == 1.0 and result["invalid_outputs"] == "missing_image"  # FIR = 1 - LPIPS = 0
 
 
 def test_video_without_frames_is_invalid(tmp_path):
     doc = {"image": _grey(10), "video": str(tmp_path / "ref.mp4"), "Text_Prompt": "x"}
-    result = score_generation("VP", doc, UnifiedOutput("video", root=str(tmp_path)).to_json())
+    result = score_generation(doc, [UnifiedOutput("video", root=str(tmp_path)).to_json()], subtask="VP")
     assert result["fvd"] == result["fid"] == 1000.0 and result["invalid_outputs"] == "no_video_frames"
     assert normalise_distance_score(result["fvd"], "official") == 0.0
 
@@ -50,8 +50,8 @@ def test_video_without_frames_is_invalid(tmp_path):
 def test_standard_set_level_distances_of_a_perfect_run_are_zero(tmp_path, monkeypatch):
     import json
 
-    from lmms_eval_unify.benchmarks.mme_unify.data import write_video
     from lmms_eval_unify.benchmarks.mme_unify.generation import standard_video_distances
+    from lmms_eval_unify.benchmarks.mme_unify.offline.data import write_video
     from lmms_eval_unify.benchmarks.mme_unify.scoring import METRICS_ENV
     from lmms_eval_unify.visuals import read_video_frames
 
@@ -94,8 +94,8 @@ def test_failed_generated_image_official_is_left_out_corrected_scores_worst(tmp_
     # sample is never appended to results[category], so it is out of the per-category mean.
     doc = {"image": _grey(10), "edited_image": _grey(10), "Text_Prompt": "a cat"}
     raw = _failed_output(tmp_path, failure)
-    official = score_generation(subtask, doc, raw, "official")
-    corrected = score_generation(subtask, doc, raw, "corrected")
+    official = score_generation(doc, [raw], subtask=subtask, variant="official")
+    corrected = score_generation(doc, [raw], subtask=subtask, variant="corrected")
     keys = [k for k in official if k not in ("invalid_outputs", "details")]
     assert keys and all(official[k] is None for k in keys)
     assert all(corrected[k] == WORST[k] for k in keys)
@@ -104,7 +104,9 @@ def test_failed_generated_image_official_is_left_out_corrected_scores_worst(tmp_
 
 def test_failed_generated_video_official_is_left_out(tmp_path):
     doc = {"image": _grey(10), "video": str(tmp_path / "ref.mp4"), "Text_Prompt": "x"}
-    result = score_generation("VP", doc, UnifiedOutput("video", root=str(tmp_path)).to_json(), "official")
+    result = score_generation(
+        doc, [UnifiedOutput("video", root=str(tmp_path)).to_json()], subtask="VP", variant="official"
+    )
     assert result["fvd"] is None and result["fid"] is None and result["invalid_outputs"] == "no_video_frames"
 
 
@@ -141,8 +143,8 @@ def test_tie_official_scores_the_resized_pair(tmp_path, monkeypatch):
     doc = {"edited_image": reference, "Text_Prompt": "a cat"}
     raw = UnifiedOutput("image_only", images=["out.png"], root=str(tmp_path)).to_json()
     config = {"backbone": "tiny", "weights": "random"}
-    official = score_generation("TIE", doc, raw, "official")["clip_i"]
-    corrected = score_generation("TIE", doc, raw, "corrected")["clip_i"]
+    official = score_generation(doc, [raw], subtask="TIE", variant="official")["clip_i"]
+    corrected = score_generation(doc, [raw], subtask="TIE", variant="corrected")["clip_i"]
     resized = released_clip_pair(output, reference)
     assert resized[0].size == resized[1].size == (40, 30)
     assert official == pytest.approx(float(clip_image_similarity([resized[0]], [resized[1]], config)[0]))

@@ -26,7 +26,7 @@ def tiny_clip(monkeypatch):
 
 
 def _photo(seed: int) -> Image.Image:
-    from lmms_eval_unify.benchmarks.mme_unify.data import photo
+    from lmms_eval_unify.benchmarks.mme_unify.offline.data import photo
 
     return photo(seed % 6, 64)
 
@@ -66,12 +66,12 @@ def test_choose_option_on_messy_strings(choices, text, expected):
 
 def test_multiple_choice_scores_and_reasons():
     doc = {"choice": ["A. no", "B. yes"], "answer": "B", "category": "c", "source": "MME"}
-    assert score_multiple_choice(doc, "Answer: B")["acc"] == 1.0
-    assert score_multiple_choice(doc, "A")["acc"] == 0.0
-    unreadable = score_multiple_choice(doc, "hmm")
+    assert score_multiple_choice(doc, ["Answer: B"])["acc"] == 1.0
+    assert score_multiple_choice(doc, ["A"])["acc"] == 0.0
+    unreadable = score_multiple_choice(doc, ["hmm"])
     assert unreadable["acc"] == 0.0 and unreadable["invalid_outputs"] == "no_choice"
     unsupported = UnifiedOutput("direct", unsupported="no understand").to_json()
-    assert score_multiple_choice(doc, unsupported)["acc"] is None
+    assert score_multiple_choice(doc, [unsupported])["acc"] is None
 
 
 def test_accuracy_by_category_and_source():
@@ -80,7 +80,7 @@ def test_accuracy_by_category_and_source():
         {"choice": ["A. no", "B. yes"], "answer": "A", "category": "count", "source": "MMBench"},
         {"choice": ["A. no", "B. yes"], "answer": "A", "category": "color", "source": "MME"},
     ]
-    samples = [score_multiple_choice(d, t) for d, t in zip(docs, ["B", "B", "garbage"], strict=True)]
+    samples = [score_multiple_choice(d, [t]) for d, t in zip(docs, ["B", "B", "garbage"], strict=True)]
     assert scoring.accuracy_by(samples, "category") == {"color": 0.0, "count": 50.0}
     assert scoring.accuracy_by(samples, "source") == {"MMBench": 0.0, "MME": 50.0}
 
@@ -94,7 +94,7 @@ def test_clip_choice_picks_an_exact_copy_with_a_random_tiny_backbone(tmp_path):
     doc = _qa_doc()
     for k in range(4):
         raw = _record(tmp_path, "Answer: B", [doc["candidates"][k]])
-        assert score_unify_qa(doc, raw, "CSQ")["image_correct"] == float(k == 0)
+        assert score_unify_qa(doc, [raw], subtask="CSQ")["image_correct"] == float(k == 0)
 
 
 def _failed_image_record(tmp_path, failure: str) -> str:
@@ -132,8 +132,8 @@ FAILURE_REASON = {
 def test_failed_output_image_per_subtask_rules(tmp_path, subtask, failure):
     doc = _qa_doc()
     raw = _failed_image_record(tmp_path, failure)
-    official = score_unify_qa(doc, raw, subtask, "official")
-    corrected = score_unify_qa(doc, raw, subtask, "corrected")
+    official = score_unify_qa(doc, [raw], subtask=subtask, variant="official")
+    corrected = score_unify_qa(doc, [raw], subtask=subtask, variant="corrected")
     assert official["image_correct"] == RELEASED_FAILED_IMAGE_CREDIT[subtask][failure]
     assert corrected["image_correct"] == 0.0
     assert official["invalid_outputs"] == corrected["invalid_outputs"] == FAILURE_REASON[failure]
@@ -152,11 +152,13 @@ def test_iee_official_scores_position_corrected_scores_label(tmp_path):
         "candidates": [_photo(i) for i in range(4)],
     }
     raw = _record(tmp_path, "Explanation: the photo became black and white", [doc["candidates"][0]])
-    assert score_unify_qa(doc, raw, "IEE", "corrected")["text_correct"] == 1.0
-    assert score_unify_qa(doc, raw, "IEE", "official")["text_correct"] == 0.0  # position 0 -> "A" != "C"
+    assert score_unify_qa(doc, [raw], subtask="IEE", variant="corrected")["text_correct"] == 1.0
+    assert (
+        score_unify_qa(doc, [raw], subtask="IEE", variant="official")["text_correct"] == 0.0
+    )  # position 0 -> "A" != "C"
     doc["answer"], doc["choice"][0] = "A", "A: the photo became black and white"
     doc["choice"][1] = "C: the scene is mirrored"
-    assert score_unify_qa(doc, raw, "IEE", "official")["text_correct"] == 1.0
+    assert score_unify_qa(doc, [raw], subtask="IEE", variant="official")["text_correct"] == 1.0
 
 
 def _lake_doc():
@@ -205,10 +207,10 @@ def _vcot_raw(tmp_path, steps):
 def test_vcot_perfect_corrected_vs_official(tmp_path):
     lake, moves, doc = _lake_doc()
     raw = _vcot_raw(tmp_path, _oracle_steps(tmp_path, lake, moves))
-    corrected = score_vcot(doc, raw, "corrected")
+    corrected = score_vcot(doc, [raw], variant="corrected")
     assert (corrected["n_steps"], corrected["image_steps"]) == (5, 4)  # "Finish" draws nothing
     assert [corrected[f"{k}_steps_correct"] for k in ("action", "coordinate", "image")] == [5, 5, 4]
-    official = score_vcot(doc, raw, "official")
+    official = score_vcot(doc, [raw], variant="official")
     # official compares the raw 1-indexed [row, col]-before coordinates and has no image for "Finish"
     assert official["action_steps_correct"] == 5
     assert official["coordinate_steps_correct"] == 0
@@ -218,14 +220,14 @@ def test_vcot_perfect_corrected_vs_official(tmp_path):
 def test_vcot_early_stop_and_overrun(tmp_path):
     lake, moves, doc = _lake_doc()
     steps = _oracle_steps(tmp_path, lake, moves)
-    early = score_vcot(doc, _vcot_raw(tmp_path, steps[:2]), "corrected")
+    early = score_vcot(doc, [_vcot_raw(tmp_path, steps[:2])], variant="corrected")
     assert (early["n_steps"], early["action_steps_correct"], early["image_steps_correct"]) == (5, 2, 2)
     finish_early = [*steps[:2], Step(text="Action: Finish\nLocation: [0, 2]")]
-    stopped = score_vcot(doc, _vcot_raw(tmp_path, finish_early), "corrected")
+    stopped = score_vcot(doc, [_vcot_raw(tmp_path, finish_early)], variant="corrected")
     assert (stopped["action_steps_correct"], stopped["image_steps_correct"]) == (2, 2)
     assert stopped["invalid_outputs"] == ""
     extra = steps[:4] + _steps(tmp_path, lake, ["Action: Up\nLocation: [2, 1]"] * 3, [(1, 2)] * 3)
-    overrun = score_vcot(doc, _vcot_raw(tmp_path, extra), "corrected")
+    overrun = score_vcot(doc, [_vcot_raw(tmp_path, extra)], variant="corrected")
     assert overrun["action_steps_correct"] == 4 and overrun["n_steps"] == 5  # extra steps never add
 
 
@@ -233,8 +235,8 @@ def test_vcot_missing_step_image(tmp_path):
     lake, moves, doc = _lake_doc()
     steps = _oracle_steps(tmp_path, lake, moves)
     steps[0] = Step(text=steps[0].text, image="gone.png")
-    corrected = score_vcot(doc, _vcot_raw(tmp_path, steps), "corrected")
-    official = score_vcot(doc, _vcot_raw(tmp_path, steps), "official")
+    corrected = score_vcot(doc, [_vcot_raw(tmp_path, steps)], variant="corrected")
+    official = score_vcot(doc, [_vcot_raw(tmp_path, steps)], variant="official")
     assert corrected["image_steps_correct"] == 3 and corrected["invalid_outputs"] == "missing_image"
     # Evaluate_VSP.py: a load error gives similarity 0.0 to every Step_k, argmax 0 -> step 0 "correct";
     # steps 1-3 pick their own Step_k; "Finish" (index 4) can never be an argmax over 4 images -> 4
@@ -256,7 +258,7 @@ def test_parse_step():
 
 def test_unknown_variant_is_an_error():
     with pytest.raises(ValueError):
-        score_unify_qa(_qa_doc(), "Answer: B", "CSQ", "paper")
+        score_unify_qa(_qa_doc(), ["Answer: B"], subtask="CSQ", variant="paper")
 
 
 @pytest.mark.parametrize(
@@ -274,8 +276,8 @@ def test_vcot_failed_step_images_follow_the_released_rule(tmp_path, failure, off
     image = {"no_image": None, "missing_path": "gone.png", "corrupt_file": "corrupt.png"}[failure]
     steps[0], steps[1] = (Step(text=s.text, image=image) for s in steps[:2])
     raw = _vcot_raw(tmp_path, steps)
-    assert score_vcot(doc, raw, "official")["image_steps_correct"] == official_expected
-    corrected = score_vcot(doc, raw, "corrected")
+    assert score_vcot(doc, [raw], variant="official")["image_steps_correct"] == official_expected
+    corrected = score_vcot(doc, [raw], variant="corrected")
     assert corrected["image_steps_correct"] == 2  # a failed image is never right
     assert corrected["invalid_outputs"] == {**FAILURE_REASON, "no_image": "no_image"}[failure]
 
@@ -303,8 +305,8 @@ def test_vcot_copying_the_input_map_earns_no_corrected_image_credit(tmp_path):
     )
     raw = _vcot_raw(tmp_path, copy)
     # released: step 0's copy of Step_0 is the argmax at index 0 -> 1 credit; steps 1-3 pick index 0 != i
-    assert score_vcot(doc, raw, "official")["image_steps_correct"] == 1
-    corrected = score_vcot(doc, raw, "corrected")
+    assert score_vcot(doc, [raw], variant="official")["image_steps_correct"] == 1
+    corrected = score_vcot(doc, [raw], variant="corrected")
     # corrected: move i must draw the map after move i, chosen among [initial, after move 1, 2, 3]; a copy
     # of the initial map picks index 0 != i + 1. The map after the last move is not in the data: 3 scored.
     assert (corrected["image_steps"], corrected["image_steps_correct"]) == (3, 0)
@@ -313,7 +315,7 @@ def test_vcot_copying_the_input_map_earns_no_corrected_image_credit(tmp_path):
 def test_vcot_corrected_credits_the_map_after_each_move(tmp_path):
     lake, moves, doc = _release_convention_doc()
     raw = _vcot_raw(tmp_path, _oracle_steps(tmp_path, lake, moves))  # draws the map after each move
-    corrected = score_vcot(doc, raw, "corrected")
+    corrected = score_vcot(doc, [raw], variant="corrected")
     assert (corrected["image_steps"], corrected["image_steps_correct"]) == (3, 3)
 
 
@@ -324,8 +326,8 @@ def test_vcot_finish_step_image_is_never_credited(tmp_path):
     vcot.render(lake, final).save(tmp_path / "finish.png")
     steps[-1] = Step(text=steps[-1].text, image="finish.png")  # the model draws at "Finish" as well
     raw = _vcot_raw(tmp_path, steps)
-    corrected = score_vcot(doc, raw, "corrected")
+    corrected = score_vcot(doc, [raw], variant="corrected")
     assert (corrected["image_steps"], corrected["image_steps_correct"]) == (4, 4)  # Finish not image-scored
     # released: "Finish" is step 4, np.argmax over the 4 Step_k images is at most 3 -> never right
-    official = score_vcot(doc, raw, "official")
+    official = score_vcot(doc, [raw], variant="official")
     assert (official["image_steps"], official["image_steps_correct"]) == (5, 4)

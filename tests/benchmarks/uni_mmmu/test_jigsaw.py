@@ -5,7 +5,7 @@ import datasets
 import pytest
 
 from lmms_eval_unify.benchmarks.uni_mmmu import jigsaw
-from lmms_eval_unify.benchmarks.uni_mmmu.data import generate
+from lmms_eval_unify.benchmarks.uni_mmmu.offline.data import generate
 from lmms_eval_unify.metrics.tiny import TINY_DREAMSIM_TYPE, write_tiny_dreamsim_checkpoint
 from lmms_eval_unify.protocols import Phase
 from lmms_eval_unify.record import UnifiedOutput
@@ -83,10 +83,10 @@ def test_oracle_scores_one_and_swapped_panels_do_not(docs, tmp_path):
     doc = docs[0]
     plan = jigsaw.JIGSAW.plan(doc, [], random.Random(0), oracle=True)
     panels = [plan.image(Phase("render", k)) for k in (1, 2)]
-    result = jigsaw.score_jigsaw(doc, _record(tmp_path, plan.text(Phase("final", 2)), panels))
+    result = jigsaw.score_jigsaw(doc, [_record(tmp_path, plan.text(Phase("final", 2)), panels)])
     assert result["text_acc"] == 1.0 and result["img_score"] == pytest.approx(1.0, abs=1e-6)
     assert result["invalid_outputs"] == ""
-    swapped = jigsaw.score_jigsaw(doc, _record(tmp_path, "", panels[::-1]))
+    swapped = jigsaw.score_jigsaw(doc, [_record(tmp_path, "", panels[::-1])])
     assert swapped["text_acc"] == 0.0 and swapped["img_score"] < 1.0 - 1e-4
 
 
@@ -94,11 +94,11 @@ def test_wrong_image_count_is_penalised_and_reported(docs, tmp_path):
     doc = docs[0]
     completions = jigsaw.jigsaw_completions(doc)
     text = jigsaw.final_answer_text(doc["label"])
-    result = jigsaw.score_jigsaw(doc, _record(tmp_path, text, [completions[0]]))
+    result = jigsaw.score_jigsaw(doc, [_record(tmp_path, text, [completions[0]])])
     assert result["img_score"] == 0.0 and result["text_acc"] == 1.0
     assert result["invalid_outputs"] == "wrong_image_count"
     unsupported = UnifiedOutput("image_sequence_then_answer", unsupported="generate_image").to_json()
-    assert jigsaw.score_jigsaw(doc, unsupported)["img_score"] is None
+    assert jigsaw.score_jigsaw(doc, [unsupported])["img_score"] is None
 
 
 def test_random_text_choice_is_at_chance(docs):

@@ -94,13 +94,13 @@ def test_oracle_scores_full_marks_and_wrong_answers_score_zero(name, items, judg
     score = TASKS[name][2]
     for doc in items[name]:
         text, image = planned(name, doc, oracle=True)
-        result = score(doc, output(tmp_path, text, [image]))
+        result = score(doc, [output(tmp_path, text, [image])])
         assert {k: result[k] for k in METRICS[name]} == METRICS[name], result["details"]
         assert result["invalid_outputs"] == ""
     doc = items[name][0]
     wrong_image = Image.new("RGB", (64, 64), "white")
-    result = score(doc, output(tmp_path, "<OUTPUT_PROMPT>nothing</OUTPUT_PROMPT> <RENDER_SUMMARY>a black dot"
-                                          "</RENDER_SUMMARY> **Final answer: 999**", [wrong_image]))  # fmt: skip
+    result = score(doc, [output(tmp_path, "<OUTPUT_PROMPT>nothing</OUTPUT_PROMPT> <RENDER_SUMMARY>a black dot"
+                                          "</RENDER_SUMMARY> **Final answer: 999**", [wrong_image])])  # fmt: skip
     assert all(result[m] == 0.0 for m in METRICS[name]), result
     assert result["invalid_outputs"] == ""
 
@@ -112,7 +112,7 @@ def test_random_baseline_draws_from_truth_and_a_wrong_answer(name, items, judge_
     for seed in range(12):
         doc = items[name][seed % N]
         text, image = planned(name, doc, oracle=False, seed=seed)
-        result = score(doc, output(tmp_path, text, [image]))
+        result = score(doc, [output(tmp_path, text, [image])])
         for metric in METRICS[name]:
             seen[metric].add(result[metric])
     for metric, values in seen.items():
@@ -123,22 +123,22 @@ def test_random_baseline_draws_from_truth_and_a_wrong_answer(name, items, judge_
 def test_unusable_images_score_zero_with_a_reason(name, items, judge_server, tmp_path):
     score, doc = TASKS[name][2], items[name][1]
     text, image = planned(name, doc, oracle=True)
-    missing = score(doc, output(tmp_path, text, []))
+    missing = score(doc, [output(tmp_path, text, [])])
     assert missing["invalid_outputs"] == "wrong_image_count"
     (tmp_path / "broken.png").write_bytes(b"not a png")
     corrupt = score(
-        doc, UnifiedOutput("test", text=text, images=["broken.png"], root=str(tmp_path)).to_json()
+        doc, [UnifiedOutput("test", text=text, images=["broken.png"], root=str(tmp_path)).to_json()]
     )
     assert corrupt["invalid_outputs"] == "corrupt_image"
     for result in (missing, corrupt):
         assert all(result[m] == 0.0 for m in IMAGE_METRICS[name])
         text_metrics = set(METRICS[name]) - set(IMAGE_METRICS[name])
         assert all(result[m] == METRICS[name][m] for m in text_metrics)  # the text is still judged
-    malformed = score(doc, "{not json")
+    malformed = score(doc, ["{not json"])
     assert malformed["invalid_outputs"] == "malformed_record" and all(
         malformed[m] == 0.0 for m in METRICS[name]
     )
-    unsupported = score(doc, UnifiedOutput("test", unsupported="no image output").to_json())
+    unsupported = score(doc, [UnifiedOutput("test", unsupported="no image output").to_json()])
     assert all(unsupported[m] is None for m in METRICS[name]) and unsupported["invalid_outputs"] == ""
 
 
@@ -150,7 +150,7 @@ def test_invalid_and_failed_judgements_score_zero_with_the_reason(name, items, t
     with OpenAICompatServer(fixed_reply("no verdict here")) as server:
         monkeypatch.setenv("LMMS_EVAL_UNIFY_JUDGE_BASE_URL", server.base_url)
         reset_judge_state()
-        invalid = score(doc, output(tmp_path, text, [image]))
+        invalid = score(doc, [output(tmp_path, text, [image])])
     assert invalid["invalid_outputs"] == "judge_invalid" and all(invalid[m] == 0.0 for m in METRICS[name])
     assert invalid["details"]["text"]["raw"] == "no verdict here"
     monkeypatch.setenv("LMMS_EVAL_UNIFY_JUDGE_CACHE", str(tmp_path / "judge2.sqlite"))
@@ -158,7 +158,7 @@ def test_invalid_and_failed_judgements_score_zero_with_the_reason(name, items, t
         server.inject([Fault.http(400)] * 10)
         monkeypatch.setenv("LMMS_EVAL_UNIFY_JUDGE_BASE_URL", server.base_url)
         reset_judge_state()
-        failed = score(doc, output(tmp_path, text, [image]))
+        failed = score(doc, [output(tmp_path, text, [image])])
     reset_judge_state()
     assert failed["invalid_outputs"] == "judge_failed" and all(failed[m] == 0.0 for m in METRICS[name])
 
@@ -167,7 +167,7 @@ def test_code_keeps_the_best_of_several_images_and_needs_a_summary(items, judge_
     doc = items["code"][4]
     text, image = planned("code", doc, oracle=True)
     blank = Image.new("RGB", image.size, "white")
-    result = code.score_code(doc, output(tmp_path, "no tags at all", [blank, image]))
+    result = code.score_code(doc, [output(tmp_path, "no tags at all", [blank, image])])
     assert (result["shape_color_score"], result["position_score"]) == (5.0, 5.0)
     assert (
         result["details"]["image"]["verdict"] == "match" and result["details"]["image"]["judged_images"] == 2
@@ -194,13 +194,17 @@ def test_geometry_prompt_fills_the_official_template(items):
 def test_judged_tasks_refuse_to_start_without_a_judge(monkeypatch):
     for name in ("LMMS_EVAL_UNIFY_JUDGE_BASE_URL", "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
-    judged = SimpleNamespace(config=SimpleNamespace(metadata={"judged": True, "benchmark": "uni_mmmu"}))
+    judged = SimpleNamespace(
+        config=SimpleNamespace(metadata={"judged": True, "benchmark": "uni_mmmu"}),
+        judge_configs=UniMMMUTask.judge_configs,
+    )
+    judged.check_judges = lambda: UniMMMUTask.check_judges(judged)
     with pytest.raises(JudgeNotConfiguredError, match="LMMS_EVAL_UNIFY_JUDGE_BASE_URL"):
-        UniMMMUTask.download(judged, {})
+        judged.check_judges()
     monkeypatch.setenv("LMMS_EVAL_UNIFY_JUDGE_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv(JUDGES_ENV, "{not json")
     with pytest.raises(ValueError, match=JUDGES_ENV):
-        UniMMMUTask.download(judged, {})
+        judged.check_judges()
     for name in TASKS:
         config = (TASKS_DIR / f"uni_mmmu_{name}.yaml").read_text()
         assert "class: !function lmms_eval_unify.benchmarks.uni_mmmu.task.UniMMMUTask" in config
@@ -219,7 +223,7 @@ def test_one_template_can_use_its_own_judge_endpoint(items, tmp_path, monkeypatc
         monkeypatch.setenv("LMMS_EVAL_UNIFY_JUDGE_BASE_URL", default.base_url)
         monkeypatch.setenv(JUDGES_ENV, json.dumps({"uni_mmmu.geometry.text": {"base_url": own.base_url}}))
         reset_judge_state()
-        result = geometry.score_geometry(doc, output(tmp_path, text, [image]))
+        result = geometry.score_geometry(doc, [output(tmp_path, text, [image])])
         assert own.requests_to()[0].model == "Qwen/Qwen3-32B"
     reset_judge_state()
     assert (

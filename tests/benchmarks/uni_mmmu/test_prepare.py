@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 
 from lmms_eval_unify.benchmarks.uni_mmmu.code import generate_code_items
-from lmms_eval_unify.benchmarks.uni_mmmu.data import prepare_main
 from lmms_eval_unify.benchmarks.uni_mmmu.geometry import generate_geometry_items
 from lmms_eval_unify.benchmarks.uni_mmmu.jigsaw import generate_jigsaw_items
-from lmms_eval_unify.benchmarks.uni_mmmu.prepare import (
+from lmms_eval_unify.benchmarks.uni_mmmu.offline.data import prepare_main
+from lmms_eval_unify.benchmarks.uni_mmmu.offline.prepare import (
     GEOMETRY_JSON,
     JIGSAW_METADATA,
     SCIENCE_JSON,

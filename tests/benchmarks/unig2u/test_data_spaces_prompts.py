@@ -4,10 +4,10 @@ import datasets
 import pytest
 
 from lmms_eval_unify.benchmarks.unig2u import spaces
-from lmms_eval_unify.benchmarks.unig2u.data import generate
+from lmms_eval_unify.benchmarks.unig2u.offline.data import generate
 from lmms_eval_unify.benchmarks.unig2u.prompts import direct_prompt, gta_prompt, illusion_candidates
-from lmms_eval_unify.benchmarks.unig2u.scoring import SCORERS, relaxed_correct
-from lmms_eval_unify.benchmarks.unig2u.subtasks import HUB_ROOT, JUDGED_FAMILIES, SUBTASKS
+from lmms_eval_unify.benchmarks.unig2u.scoring import answer_check, relaxed_correct
+from lmms_eval_unify.benchmarks.unig2u.spec import HUB_ROOT, JUDGED_FAMILIES, SUBTASKS
 from lmms_eval_unify.benchmarks.unig2u.task import concatenate, resolve_files
 from lmms_eval_unify.protocols import Phase, split_generate_then_answer_prompt
 from lmms_eval_unify.task import LocalDataMissingError
@@ -17,7 +17,6 @@ TEXT_SUBTASKS = [
 ]
 SPACE = {"realunify": spaces.MULTIPLE_CHOICE, "visual_puzzles": spaces.MULTIPLE_CHOICE, "mmsi": spaces.MMSI,
          "chartqa": spaces.CHARTQA, "vsp": spaces.VSP}  # fmt: skip
-SCORER = {"realunify": "mc", "visual_puzzles": "mc", "mmsi": "mc", "chartqa": "chartqa", "vsp": "vsp"}
 
 
 @pytest.fixture(scope="module")
@@ -36,9 +35,8 @@ def load_docs(name: str, data_dir) -> list[dict]:
 
 def space_and_scorer(name: str):
     family = SUBTASKS[name].family
-    if family == "illusion":
-        return spaces.ILLUSION[name], f"illusion_{name.rsplit('_', 1)[1]}"
-    return SPACE[family], SCORER[family]
+    space = spaces.ILLUSION[name] if family == "illusion" else SPACE[family]
+    return space, answer_check(name)
 
 
 def test_local_files_mirror_the_hub_layout(data_dir, tmp_path):
@@ -61,7 +59,7 @@ def test_oracle_answers_score_1_in_both_modes(name, data_dir):
         assert question != direct_prompt(name, doc)  # the GtA stage-2 question mentions the auxiliary image
         plan = space.plan(doc, [], random.Random(0), oracle=True)
         assert plan.image(Phase("generate", 1)).size  # GtA stage 1 gets an image
-        assert SCORERS[scorer](doc, plan.text(Phase("answer", 2)))[0] == 1.0
+        assert scorer(doc, plan.text(Phase("answer", 2)))[0] == 1.0
 
 
 def expected_chance(name: str, doc: dict) -> float:
@@ -71,7 +69,7 @@ def expected_chance(name: str, doc: dict) -> float:
         return 0.25
     if family == "illusion":
         candidates = illusion_candidates(name.split("_")[0])
-        scorer = SCORERS[f"illusion_{name.rsplit('_', 1)[1]}"]
+        scorer = answer_check(name)
         return sum(scorer(doc, c)[0] for c in candidates) / len(candidates)
     if family == "chartqa":
         low, high = spaces.CHART_RANDOM_RANGE
@@ -93,7 +91,7 @@ def test_random_answers_land_at_the_analytic_chance_level(name, data_dir):
     docs = load_docs(name, data_dir)
     rng, draws = random.Random(7), 400
     observed = sum(
-        SCORERS[scorer](doc, space.plan(doc, [], rng, oracle=False).text(Phase("answer")))[0]
+        scorer(doc, space.plan(doc, [], rng, oracle=False).text(Phase("answer")))[0]
         for doc in docs
         for _ in range(draws)
     ) / (draws * len(docs))
@@ -103,7 +101,7 @@ def test_random_answers_land_at_the_analytic_chance_level(name, data_dir):
 
 
 def test_prepare_copies_a_snapshot_and_checks_the_paper_sizes(data_dir, tmp_path):
-    from lmms_eval_unify.benchmarks.unig2u.data import prepare
+    from lmms_eval_unify.benchmarks.unig2u.offline.data import prepare
 
     # The generated set has 6 rows per file, not the paper's sizes: prepare lists every subtask and copies nothing.
     copied, problems = prepare(data_dir / "unig2u", tmp_path / "out")
@@ -116,8 +114,8 @@ def test_prepare_copies_a_snapshot_and_checks_the_paper_sizes(data_dir, tmp_path
 def test_prepare_mirrors_the_snapshot_layout(data_dir, tmp_path, monkeypatch):
     import dataclasses
 
-    from lmms_eval_unify.benchmarks.unig2u import subtasks
-    from lmms_eval_unify.benchmarks.unig2u.data import prepare
+    from lmms_eval_unify.benchmarks.unig2u import spec as subtasks
+    from lmms_eval_unify.benchmarks.unig2u.offline.data import prepare
 
     sizes = {name: dataclasses.replace(s, n=6 * len(s.files)) for name, s in SUBTASKS.items()}
     monkeypatch.setattr(subtasks, "SUBTASKS", sizes)
@@ -143,7 +141,7 @@ def test_prompts_follow_the_appendix_wording():
 
 
 def test_subtask_table_follows_the_scoring_contract():
-    from lmms_eval_unify.benchmarks.unig2u.subtasks import JUDGED, NOT_YET
+    from lmms_eval_unify.benchmarks.unig2u.spec import JUDGED, NOT_YET
     from lmms_eval_unify.scoring import unig2u as contract
 
     assert set(SUBTASKS) | set(NOT_YET) == set(contract.SUBTASKS)
@@ -157,7 +155,7 @@ def test_jigsaw_reuses_the_uni_mmmu_parser_with_unig2u_fields(data_dir):
     import numpy as np
 
     from lmms_eval_unify.benchmarks.uni_mmmu.jigsaw import generate_jigsaw_items
-    from lmms_eval_unify.benchmarks.unig2u.scoring import jigsaw_score
+    from lmms_eval_unify.benchmarks.unig2u.scoring import score_jigsaw
 
     docs = load_docs("jigsaw", data_dir)
     assert set(docs[0]) == {"ref_image", "cand0_image", "cand1_image", "label"}  # the published columns
@@ -169,12 +167,12 @@ def test_jigsaw_reuses_the_uni_mmmu_parser_with_unig2u_fields(data_dir):
     rng, hits, draws = random.Random(3), 0, 300
     for doc in docs:
         oracle = spaces.JIGSAW.plan(doc, [], rng, oracle=True)
-        assert jigsaw_score(doc, oracle.text(Phase("answer")))["acc"] == 1.0  # Direct
-        assert jigsaw_score(doc, oracle.text(Phase("final")))["acc"] == 1.0  # GtA final text
+        assert score_jigsaw(doc, [oracle.text(Phase("answer"))])["acc"] == 1.0  # Direct
+        assert score_jigsaw(doc, [oracle.text(Phase("final"))])["acc"] == 1.0  # GtA final text
         assert oracle.image(Phase("render", 1)).size == oracle.image(Phase("render", 2)).size
         hits += sum(
-            jigsaw_score(doc, spaces.JIGSAW.plan(doc, [], rng, oracle=False).text(Phase("answer")))["acc"]
+            score_jigsaw(doc, [spaces.JIGSAW.plan(doc, [], rng, oracle=False).text(Phase("answer"))])["acc"]
             for _ in range(draws)
         )
     assert abs(hits / (draws * len(docs)) - 0.5) < 0.05
-    assert jigsaw_score(docs[0], '<FINAL_ANSWER_JSON>{"choice": "0"}</FINAL_ANSWER_JSON>')["acc"] == 0.0
+    assert score_jigsaw(docs[0], ['<FINAL_ANSWER_JSON>{"choice": "0"}</FINAL_ANSWER_JSON>'])["acc"] == 0.0

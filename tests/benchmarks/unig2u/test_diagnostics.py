@@ -5,7 +5,7 @@ import pytest
 from PIL import Image
 
 from lmms_eval_unify.benchmarks.unig2u import diagnostics
-from lmms_eval_unify.benchmarks.unig2u.data import generate
+from lmms_eval_unify.benchmarks.unig2u.offline.data import generate
 from lmms_eval_unify.benchmarks.unig2u.prompts import gta_prompt
 from lmms_eval_unify.judges import reset_judge_state
 from lmms_eval_unify.record import Step, UnifiedOutput

@@ -8,11 +8,11 @@ import datasets
 import pytest
 
 from lmms_eval_unify.benchmarks.unig2u import spaces
-from lmms_eval_unify.benchmarks.unig2u.data import generate
+from lmms_eval_unify.benchmarks.unig2u.offline.data import generate
 from lmms_eval_unify.benchmarks.unig2u.prompts import direct_prompt, gta_prompt
 from lmms_eval_unify.benchmarks.unig2u.reference_judge import verdict
 from lmms_eval_unify.benchmarks.unig2u.scoring import extracted_answer, judge_request, score_judged
-from lmms_eval_unify.benchmarks.unig2u.subtasks import HUB_ROOT, JUDGED, SUBTASKS
+from lmms_eval_unify.benchmarks.unig2u.spec import HUB_ROOT, JUDGED, SUBTASKS
 from lmms_eval_unify.benchmarks.unig2u.task import base64_image, resolve_files, rows_of_type
 from lmms_eval_unify.judges import get_template, reset_judge_state
 from lmms_eval_unify.protocols import Phase, split_generate_then_answer_prompt
@@ -117,15 +117,14 @@ def test_extraction_before_the_judge():
 
 @pytest.mark.parametrize("name", JUDGED)
 def test_oracle_scores_1_through_the_judge_server_and_results_are_cached(name, docs, judge_server):
-    family = SUBTASKS[name].family
-    scored = [score_judged(family, d, _answer(name, d, True, random.Random(0)), "t") for d in docs[name]]
+    scored = [score_judged(d, [_answer(name, d, True, random.Random(0))], subtask=name) for d in docs[name]]
     assert [s["acc"] for s in scored] == [1.0] * len(docs[name])
     assert all(s["invalid_outputs"] == "" and s["details"]["judge"]["status"] == "ok" for s in scored)
     calls = judge_server.request_count
     assert 0 < calls <= len(docs[name])  # identical fixture items share one judgement
-    again = score_judged(family, docs[name][0], _answer(name, docs[name][0], True, random.Random(0)), "t")
+    again = score_judged(docs[name][0], [_answer(name, docs[name][0], True, random.Random(0))], subtask=name)
     assert again["acc"] == 1.0 and judge_server.request_count == calls  # served from the cache
-    wrong = score_judged(family, docs[name][0], "\\boxed{-1} The final answer is -1.", "t")
+    wrong = score_judged(docs[name][0], ["\\boxed{-1} The final answer is -1."], subtask=name)
     assert wrong["acc"] == 0.0 and wrong["invalid_outputs"] == ""
 
 
@@ -160,11 +159,11 @@ def test_unparseable_and_failed_judgements_score_0_with_a_reason(docs, tmp_path,
     with OpenAICompatServer(fixed_reply("Sure, looks fine to me.")) as server:
         monkeypatch.setenv("LMMS_EVAL_UNIFY_JUDGE_BASE_URL", server.base_url)
         reset_judge_state()
-        invalid = score_judged("phyx", doc, f"\\boxed{{{doc['answer']}}}", "t")
+        invalid = score_judged(doc, [f"\\boxed{{{doc['answer']}}}"], subtask="light")
         assert invalid["acc"] == 0.0 and invalid["invalid_outputs"] == "judge_invalid"
         assert invalid["details"]["judge"]["raw"] == "Sure, looks fine to me."
         server.inject([Fault.http(400)])
-        failed = score_judged("phyx", doc, "\\boxed{0}", "t")
+        failed = score_judged(doc, ["\\boxed{0}"], subtask="light")
         assert failed["acc"] == 0.0 and failed["invalid_outputs"] == "judge_failed"
     reset_judge_state()
 
@@ -172,10 +171,10 @@ def test_unparseable_and_failed_judgements_score_0_with_a_reason(docs, tmp_path,
 def test_unsupported_and_broken_outputs_never_reach_the_judge(docs, judge_server):
     doc = docs["geometry"][0]
     unsupported = UnifiedOutput("generate_then_answer", unsupported="generate").to_json()
-    assert score_judged("geometry3k", doc, unsupported, "t")["acc"] is None
-    broken = score_judged("geometry3k", doc, '{"unify_output": 1, "text": 3', "t")
+    assert score_judged(doc, [unsupported], subtask="geometry")["acc"] is None
+    broken = score_judged(doc, ['{"unify_output": 1, "text": 3'], subtask="geometry")
     assert broken["acc"] == 0.0 and broken["invalid_outputs"]
-    assert score_judged("geometry3k", doc, "   ", "t") == {
+    assert score_judged(doc, ["   "], subtask="geometry") == {
         "acc": 0.0,
         "invalid_outputs": "",
         "details": {"empty": True},
@@ -191,9 +190,17 @@ def test_a_judged_task_refuses_to_start_without_a_judge_endpoint(monkeypatch):
 
     for name in ("LMMS_EVAL_UNIFY_JUDGE_BASE_URL", "OPENAI_BASE_URL"):
         monkeypatch.delenv(name, raising=False)
-    judged = SimpleNamespace(config=SimpleNamespace(metadata={"judged": True}))
+    judged = SimpleNamespace(
+        config=SimpleNamespace(metadata={"judged": True, "benchmark": "unig2u"}),
+        judge_configs=UniG2UTask.judge_configs,
+    )
+    judged.check_judges = lambda: UniG2UTask.check_judges(judged)
     with pytest.raises(JudgeNotConfiguredError, match="LMMS_EVAL_UNIFY_JUDGE_BASE_URL"):
         UniG2UTask.download(judged, {})
+    assert UniG2UTask.judge_configs({"metadata": {"judged": True, "benchmark": "unig2u"}})[0][1] == (
+        "gpt-4o-2024-11-20"
+    )
+    assert UniG2UTask.judge_configs({"metadata": {"benchmark": "unig2u"}}) == []
 
 
 def test_ra_al_diagnostics_read_the_babyvision_rows_of_the_task(tmp_path, monkeypatch):

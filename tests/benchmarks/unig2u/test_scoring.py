@@ -60,8 +60,10 @@ def test_vsp_rules():
 def test_unsupported_and_invalid_outputs():
     unsupported = json.dumps({"schema": "lmms_eval_unify/output@1", "protocol": "generate_then_answer",
                               "unsupported": "generate_image"})  # fmt: skip
-    result = score_answer("mc", {"answer": "A"}, unsupported)
+    result = score_answer({"answer": "A"}, [unsupported], subtask="msr")
     assert result["acc"] is None and mean_supported([result["acc"]]) == "-"
-    broken = score_answer("mc", {"answer": "A"}, '{"schema": "lmms_eval_unify/output@1", "protocol": 3')
+    broken = score_answer(
+        {"answer": "A"}, ['{"schema": "lmms_eval_unify/output@1", "protocol": 3'], subtask="msr"
+    )
     assert broken["acc"] == 0.0 and broken["invalid_outputs"]
-    assert score_answer("mc", {"answer": "A"}, "Answer: A")["acc"] == 1.0
+    assert score_answer({"answer": "A"}, ["Answer: A"], subtask="msr")["acc"] == 1.0

@@ -7,7 +7,7 @@ import subprocess
 import pytest
 from cli_runs import BIN, judged_cli_runs, offline_env, results_of, samples_of
 
-from lmms_eval_unify.benchmarks.gapeval.data import generate
+from lmms_eval_unify.benchmarks.gapeval.offline.data import generate
 from lmms_eval_unify.benchmarks.gapeval.reference_judge import verdict
 from lmms_eval_unify.scoring.gapeval import CATEGORIES, JOINT_CELLS, task_names
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lmms_eval_unify.benchmarks.mme_unify.data import generate
+from lmms_eval_unify.benchmarks.mme_unify.offline.data import generate
 
 N_ITEMS = 6
 TINY_METRICS = {

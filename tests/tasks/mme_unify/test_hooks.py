@@ -1,16 +1,17 @@
 """MME-Unify hooks in process: video and image inputs through the core's rules, prompts, '-' handling and
 the random instrument's chance level."""
 
+import functools
 import json
 import random
 
 import datasets
 import pytest
-from lmms_eval_unify.tasks.mme_unify import utils
 
+from lmms_eval_unify.benchmarks.mme_unify import inputs as utils
 from lmms_eval_unify.benchmarks.mme_unify import spaces
-from lmms_eval_unify.benchmarks.mme_unify.data import generate
 from lmms_eval_unify.benchmarks.mme_unify.generation import score_generation
+from lmms_eval_unify.benchmarks.mme_unify.offline.data import generate
 from lmms_eval_unify.benchmarks.mme_unify.scoring import METRICS_ENV, score_unify_qa, score_vcot
 from lmms_eval_unify.protocols import Phase
 from lmms_eval_unify.record import Step, UnifiedOutput
@@ -60,16 +61,17 @@ def test_vcot_prompt_substitutes_the_true_grid_size(data):
 def test_unsupported_outputs_give_dash(data, subtask):
     doc = data(subtask)[0]
     raw = UnifiedOutput("answer_and_image", unsupported="no generate_image").to_json()
-    hook = {"csq": utils.csq_process_results, "vcot": utils.vcot_process_results}.get(
-        subtask, utils.fir_process_results
+    hook = {"csq": functools.partial(score_unify_qa, subtask="CSQ"), "vcot": score_vcot}.get(
+        subtask, functools.partial(score_generation, subtask="FIR")
     )
     result = hook(doc, [raw])
     assert all(v is None for k, v in result.items() if k not in ("invalid_outputs", "details"))
+    assert result["invalid_outputs"] == "" and len(result) > 2
 
 
 def test_tvg_item_without_reference_is_skipped_not_invalid(data):
     doc = next(d for d in data("tvg") if not d["video"])
-    result = score_generation("TVG", doc, UnifiedOutput("video", video_frames=["f.png"]).to_json())
+    result = score_generation(doc, [UnifiedOutput("video", video_frames=["f.png"]).to_json()], subtask="TVG")
     assert result["fvd"] is None and result["invalid_outputs"] == ""
 
 
@@ -92,7 +94,7 @@ def test_random_unify_qa_is_at_chance(data, tmp_path):
             for _ in range(20):
                 plan = space.plan(doc, [], rng, oracle=False)
                 raw = _qa_record(plan, tmp_path, f"r{draws}").to_json()
-                result = score_unify_qa(doc, raw, subtask.upper())
+                result = score_unify_qa(doc, [raw], subtask=subtask.upper())
                 hits.append((result["text_correct"], result["image_correct"]))
                 draws += 1
     text = sum(h[0] for h in hits) / draws
@@ -112,7 +114,7 @@ def test_oracle_vcot_plan_scores_every_step(data, tmp_path):
         steps.append(Step(text=plan.text(Phase("plan", i)), image=f"s{i}.png"))
     steps.append(Step(text=plan.text(Phase("plan", len(moves) + 1))))
     raw = UnifiedOutput("visual_cot_steps", steps=steps, root=str(tmp_path)).to_json()
-    result = score_vcot(doc, raw)
+    result = score_vcot(doc, [raw])
     assert result["action_steps_correct"] == result["coordinate_steps_correct"] == result["n_steps"]
     # "Finish" draws nothing and is not image-scored
     assert result["image_steps_correct"] == result["image_steps"] == result["n_steps"] - 1

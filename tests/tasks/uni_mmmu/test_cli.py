@@ -7,8 +7,8 @@ import json
 import pytest
 from cli_runs import judged_cli_runs, offline_env, results_of
 
-from lmms_eval_unify.benchmarks.uni_mmmu.data import generate
 from lmms_eval_unify.benchmarks.uni_mmmu.jigsaw import METRICS_ENV
+from lmms_eval_unify.benchmarks.uni_mmmu.offline.data import generate
 from lmms_eval_unify.benchmarks.uni_mmmu.reference_judge import verdict
 from lmms_eval_unify.metrics.tiny import TINY_DREAMSIM_TYPE, write_tiny_dreamsim_checkpoint
 from lmms_eval_unify.scoring.leaderboard import main

@@ -1,18 +1,19 @@
-"""The ``uni_mmmu_{maze,sliding}_official`` hooks on generated data (which carries the sliding step images)."""
+"""``score_puzzle`` of the ``uni_mmmu_{maze,sliding}{,_official}`` tasks on generated data (which carries the sliding
+step images)."""
 
 import json
 
 import datasets
 import pytest
-from lmms_eval_unify.tasks.uni_mmmu import utils
 
+from lmms_eval_unify.benchmarks.uni_mmmu.scoring import score_puzzle
 from lmms_eval_unify.media import MediaStore
-from lmms_eval_unify.model import to_pil_images
 from lmms_eval_unify.puzzles import DOMAINS
 from lmms_eval_unify.puzzles.dataset import write_uni_mmmu_puzzles
 from lmms_eval_unify.puzzles.domain import moves_from_field, read_state, simulate
 from lmms_eval_unify.puzzles.scoring import METRICS
 from lmms_eval_unify.record import Step, UnifiedOutput
+from lmms_eval_unify.visuals import to_pil_images
 
 
 @pytest.fixture(scope="module")
@@ -34,15 +35,19 @@ def _oracle(tmp_path, puzzle, doc):
                          images=paths, steps=[Step("x", p) for p in paths], root=str(store.root)).to_json()  # fmt: skip
 
 
+def test_unknown_variant_is_a_clear_error(tmp_path, docs):
+    doc = docs["maze"][0]
+    with pytest.raises(ValueError, match="unknown scoring variant 'oficial'"):
+        score_puzzle(doc, [_oracle(tmp_path, "maze", doc)], domain="maze", variant="oficial")
+
+
 @pytest.mark.parametrize("puzzle", ["maze", "sliding"])
 def test_oracle_scores_one_in_both_variants(tmp_path, docs, puzzle):
-    default = getattr(utils, f"{puzzle}_process_results")
-    official = getattr(utils, f"{puzzle}_official_process_results")
     for doc in docs[puzzle]:
         output = _oracle(tmp_path, puzzle, doc)
-        for hook in (default, official):
-            scores = hook(doc, [output])
-            assert [scores[m] for m in METRICS] == [1.0] * 4, (hook.__name__, scores)
+        for variant in ("corrected", "official"):
+            scores = score_puzzle(doc, [output], domain=puzzle, variant=variant)
+            assert [scores[m] for m in METRICS] == [1.0] * 4, (variant, scores)
 
 
 def test_generated_sliding_step_images_are_the_boards_after_each_move(docs):
@@ -56,7 +61,7 @@ def test_generated_sliding_step_images_are_the_boards_after_each_move(docs):
 
 def test_sliding_official_without_step_images_leaves_image_metrics_unscored(tmp_path, docs):
     doc = {k: v for k, v in docs["sliding"][0].items() if k != "step_images"}
-    scores = utils.sliding_official_process_results(doc, [_oracle(tmp_path, "sliding", doc)])
+    scores = score_puzzle(doc, [_oracle(tmp_path, "sliding", doc)], domain="sliding", variant="official")
     assert (
         scores["text_sample_acc"] == 1.0
         and scores["img_step_acc"] is None

@@ -7,9 +7,9 @@ import subprocess
 import pytest
 from cli_runs import BIN, judged_cli_runs, offline_env, results_of, samples_of
 
-from lmms_eval_unify.benchmarks.unig2u.data import generate
+from lmms_eval_unify.benchmarks.unig2u.offline.data import generate
 from lmms_eval_unify.benchmarks.unig2u.reference_judge import verdict
-from lmms_eval_unify.benchmarks.unig2u.subtasks import SUBTASKS
+from lmms_eval_unify.benchmarks.unig2u.spec import SUBTASKS
 
 N_ITEMS = 3
 TASKS = [f"unig2u_{name}{suffix}" for name in SUBTASKS for suffix in ("", "_gta")]

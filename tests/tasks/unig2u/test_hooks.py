@@ -6,11 +6,12 @@ from conftest import ScriptedAdapter
 from lmms_eval.api.instance import Instance
 from lmms_eval.utils import load_yaml_config
 
-from lmms_eval_unify.benchmarks.unig2u.data import generate
-from lmms_eval_unify.benchmarks.unig2u.subtasks import HUB_ROOT, SUBTASKS
+from lmms_eval_unify.benchmarks.unig2u.offline.data import generate
+from lmms_eval_unify.benchmarks.unig2u.spec import HUB_ROOT, SUBTASKS
 from lmms_eval_unify.benchmarks.unig2u.task import concatenate, resolve_files
 from lmms_eval_unify.model import UNDERSTANDING_ONLY
 from lmms_eval_unify.plugin import tasks_path
+from lmms_eval_unify.scorer import metadata_params
 
 
 class TextOnlyAdapter(ScriptedAdapter):
@@ -50,7 +51,8 @@ def _serve(model, config: dict, docs: list[dict], doc_id: int) -> dict:
     )
     model.task_dict = {config["task"]: {"s": dict(enumerate(docs))}}
     [raw] = model.generate_until([request])
-    return config["process_results"](docs[doc_id], [raw])
+    params = metadata_params(config["process_results"], config["metadata"], config["task"])  # as UnifyTask
+    return config["process_results"](docs[doc_id], [raw], **params)
 
 
 def test_gta_stage1_gets_every_input_image_and_stage2_adds_the_generated_one(data_dir, tmp_path):

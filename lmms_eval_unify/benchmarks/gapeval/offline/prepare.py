@@ -23,9 +23,9 @@ from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
 
-from lmms_eval_unify.benchmarks.gapeval.data import category_path, write_rows
+from lmms_eval_unify.benchmarks.gapeval.offline.data import category_path, write_rows
+from lmms_eval_unify.benchmarks.gapeval.spec import CATEGORIES
 from lmms_eval_unify.benchmarks.release import Problems, report, write_all_or_nothing
-from lmms_eval_unify.scoring.gapeval import CATEGORIES
 
 CATEGORY_MAP = {
     "multi_hop": "world_knowledge",

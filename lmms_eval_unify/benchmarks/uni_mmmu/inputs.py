@@ -1,11 +1,7 @@
-"""Hooks of the Uni-MMMU tasks: thin glue to lmms_eval_unify (puzzles, judged tasks, output contract)."""
+"""What a Uni-MMMU task shows the model (the YAMLs' ``doc_to_visual`` / ``doc_to_text``)."""
 
-from lmms_eval_unify.benchmarks.uni_mmmu import code, geometry, science
-from lmms_eval_unify.benchmarks.uni_mmmu.jigsaw import score_jigsaw
-from lmms_eval_unify.model import to_pil_images
-from lmms_eval_unify.puzzles import DOMAINS
-from lmms_eval_unify.puzzles.official import score_released
-from lmms_eval_unify.puzzles.scoring import score_move_sequence
+from lmms_eval_unify.benchmarks.uni_mmmu import geometry
+from lmms_eval_unify.visuals import to_pil_images
 
 
 def maze_doc_to_visual(doc: dict) -> list:
@@ -23,34 +19,12 @@ def puzzle_doc_to_text(doc: dict, lmms_eval_specific_kwargs: dict | None = None)
     return kwargs["prompt"] + (f"\n\n{note}" if note else "")
 
 
-def maze_process_results(doc: dict, results: list[str]) -> dict:
-    return score_move_sequence(DOMAINS["maze"], doc, results[0], to_pil_images(doc["initial_image"])[0])
-
-
-def sliding_process_results(doc: dict, results: list[str]) -> dict:
-    return score_move_sequence(DOMAINS["sliding"], doc, results[0], to_pil_images(doc["initial_image"])[0])
-
-
-def maze_official_process_results(doc: dict, results: list[str]) -> dict:
-    return score_released("maze", doc, results[0], to_pil_images(doc["initial_image"])[0])
-
-
-def sliding_official_process_results(doc: dict, results: list[str]) -> dict:
-    steps = doc.get("step_images")
-    references = None if steps is None else to_pil_images(steps)
-    return score_released("sliding", doc, results[0], to_pil_images(doc["initial_image"])[0], references)
-
-
 def jigsaw_doc_to_visual(doc: dict) -> list:
     return to_pil_images([doc["ref_image"], doc["cand0_image"], doc["cand1_image"]])
 
 
 def jigsaw_doc_to_text(doc: dict, lmms_eval_specific_kwargs: dict | None = None) -> str:
     return (lmms_eval_specific_kwargs or {})["prompt"]
-
-
-def jigsaw_process_results(doc: dict, results: list[str]) -> dict:
-    return score_jigsaw(doc, results[0])
 
 
 def geometry_doc_to_visual(doc: dict) -> list:
@@ -63,10 +37,6 @@ def geometry_doc_to_text(doc: dict, lmms_eval_specific_kwargs: dict | None = Non
     return f"[GEN_PROMPT]{base}\n{kwargs['overlay_step']}[/GEN_PROMPT][QUESTION]{base}\n{kwargs['reasoning_step']}[/QUESTION]"
 
 
-def geometry_process_results(doc: dict, results: list[str]) -> dict:
-    return geometry.score_geometry(doc, results[0])
-
-
 def science_doc_to_visual(doc: dict) -> list:
     return to_pil_images(doc["initial_image"])
 
@@ -76,17 +46,9 @@ def science_doc_to_text(doc: dict, lmms_eval_specific_kwargs: dict | None = None
     return f"{kwargs['prompt']}\nInitial image: (image 1)\nCondition: {doc['input_prompt']}"
 
 
-def science_process_results(doc: dict, results: list[str]) -> dict:
-    return science.score_science(doc, results[0])
-
-
 def code_doc_to_visual(doc: dict) -> list:
     return []
 
 
 def code_doc_to_text(doc: dict, lmms_eval_specific_kwargs: dict | None = None) -> str:
     return f"{(lmms_eval_specific_kwargs or {})['prompt']}\n{doc['svg']}"
-
-
-def code_process_results(doc: dict, results: list[str]) -> dict:
-    return code.score_code(doc, results[0])

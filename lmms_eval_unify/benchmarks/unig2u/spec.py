@@ -1,9 +1,11 @@
-"""UniG2U subtasks: paper name (Tables 11/12 column) -> category, published parquet file(s), size, family.
+"""UniG2U-Bench at a glance (torch-free): subtasks (paper name = Tables 11/12 column) -> category,
+published parquet file(s), paper size and family; categories (Table 4 order and titles); protocols; judge;
+the paper's roll-up.
 
-Names and sizes follow the metric-name contract of ``lmms_eval_unify.scoring.unig2u`` (docs/scoring.md).
 ``family`` selects the prompt builder, visuals and scorer; ``doc_type`` keeps only the rows of that
 BabyVision ``type`` (both BabyVision subtasks read one file). Subtasks scored by a GPT-4o judge are in
-``JUDGED``.
+``JUDGED``. The data generator, the scorers, the roll-ups (``lmms_eval_unify.scoring.unig2u``), the task
+YAML generator and the task classes read these names from here.
 """
 
 from __future__ import annotations
@@ -32,7 +34,7 @@ MMSI_FILES = {
     "motion_cam": "motion_cam",
     "motion_obj": "motion_obj",
 }
-ILLUSION_SUBSETS = {"icon": "Illusion_ICON", "logo": "Illusion_LOGO", "in": "Illusion_IN"}
+ILLUSION_SUBSETS = {"icon": "Illusion_ICON", "in": "Illusion_IN", "logo": "Illusion_LOGO"}
 VISUAL_PUZZLES = ("algorithmic", "analogical", "deductive", "inductive", "spatial")
 BABYVISION_FILE = "babyvision/babyvision_first2types_all.parquet"
 REALUNIFY_FILES = {
@@ -86,12 +88,28 @@ JUDGED_FAMILIES = ("geometry3k", "auxsolidmath", "phyx", "babyvision")
 # Subtasks of the paper not implemented here (none left).
 NOT_YET: tuple[str, ...] = ()
 
-CATEGORY_GROUPS = (
-    "real_world_apps",
-    "geometry_reasoning",
-    "physics_reasoning",
-    "puzzles_games",
-    "chart_table",
-    "spatial_intelligence",
-    "perception_reasoning",
-)
+CATEGORY_TITLES = {
+    "real_world_apps": "Real-world Apps",
+    "geometry_reasoning": "Geometry Reasoning",
+    "physics_reasoning": "Physics Reasoning",
+    "puzzles_games": "Puzzles & Games",
+    "chart_table": "Chart & Table",
+    "spatial_intelligence": "Spatial Intelligence",
+    "perception_reasoning": "Perception Reasoning",
+}
+"""Category group name -> Table 4 column title, in Table 4 order."""
+CATEGORY_GROUPS = tuple(CATEGORY_TITLES)
+BENCHMARK = "unig2u"
+METRICS = ("acc",)
+"""Per-sample metric of every task (plus ``invalid_outputs``; the puzzles add Uni-MMMU's step metrics)."""
+JUDGE_MODEL = "gpt-4o-2024-11-20"
+"""The paper's judge of the ``JUDGED`` subtasks."""
+PAPER_SCORE = "lmms_eval_unify.scoring.unig2u.protocol_row"
+"""Roll-up of the task means into the paper's Table 4 row (categories, sample-weighted overall)."""
+MODES = {"direct": "", "gta": "_gta", "gta_official": "_gta_official"}
+"""Protocol mode -> task-name suffix: Direct, Generate-then-Answer, GtA as the released code (first image)."""
+
+
+def task_name(subtask: str, suffix: str = "") -> str:
+    """lmms-eval task name, e.g. ``unig2u_chartqa`` (Direct) or ``unig2u_chartqa_gta``."""
+    return f"{BENCHMARK}_{subtask}{suffix}"

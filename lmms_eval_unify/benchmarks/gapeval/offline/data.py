@@ -12,8 +12,8 @@ from typing import Any
 import datasets
 
 from lmms_eval_unify.benchmarks.fixtures import png_cell
-from lmms_eval_unify.benchmarks.gapeval.items import make_items
-from lmms_eval_unify.scoring.gapeval import CATEGORIES
+from lmms_eval_unify.benchmarks.gapeval.offline.items import make_items
+from lmms_eval_unify.benchmarks.gapeval.spec import CATEGORIES
 
 SPLIT = "test"
 FEATURES = {
@@ -63,7 +63,7 @@ def generate(out_dir: str | Path, n: int, seed: int = 0) -> list[Path]:
 
 
 def prepare_main(argv: list[str]) -> int:
-    """``lmms-eval-unify data prepare gapeval ...`` (see ``lmms_eval_unify.benchmarks.gapeval.prepare``)."""
-    from lmms_eval_unify.benchmarks.gapeval.prepare import prepare_main as main
+    """``lmms-eval-unify data prepare gapeval ...`` (see ``lmms_eval_unify.benchmarks.gapeval.offline.prepare``)."""
+    from lmms_eval_unify.benchmarks.gapeval.offline.prepare import prepare_main as main
 
     return main(argv)

@@ -20,7 +20,7 @@ from typing import Any
 from PIL import Image, UnidentifiedImageError
 
 from lmms_eval_unify.benchmarks.release import Problems, report, write_all_or_nothing
-from lmms_eval_unify.benchmarks.uni_mmmu.data import write_rows
+from lmms_eval_unify.benchmarks.uni_mmmu.offline.data import write_rows
 from lmms_eval_unify.benchmarks.uni_mmmu.svg import UnsafeSVGError, render_svg
 from lmms_eval_unify.puzzles.domain import Grid
 from lmms_eval_unify.puzzles.sliding import SlidingDomain

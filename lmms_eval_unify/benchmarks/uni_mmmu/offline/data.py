@@ -37,7 +37,7 @@ def generate(out_dir: str | Path, n: int, seed: int = 0) -> list[Path]:
 
 
 def prepare_main(argv: list[str]) -> int:
-    """``lmms-eval-unify data prepare uni_mmmu ...`` (see ``lmms_eval_unify.benchmarks.uni_mmmu.prepare``)."""
-    from lmms_eval_unify.benchmarks.uni_mmmu.prepare import prepare_main as main
+    """``lmms-eval-unify data prepare uni_mmmu ...`` (see ``lmms_eval_unify.benchmarks.uni_mmmu.offline.prepare``)."""
+    from lmms_eval_unify.benchmarks.uni_mmmu.offline.prepare import prepare_main as main
 
     return main(argv)

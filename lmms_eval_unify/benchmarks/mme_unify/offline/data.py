@@ -308,7 +308,7 @@ def generate(out_dir: str | Path, n: int, seed: int = 0) -> list[Path]:
 
 
 def prepare_main(argv: list[str]) -> int:
-    """``lmms-eval-unify data prepare mme_unify ...`` (see ``lmms_eval_unify.benchmarks.mme_unify.prepare``)."""
-    from lmms_eval_unify.benchmarks.mme_unify.prepare import prepare_main as main
+    """``lmms-eval-unify data prepare mme_unify ...`` (see ``lmms_eval_unify.benchmarks.mme_unify.offline.prepare``)."""
+    from lmms_eval_unify.benchmarks.mme_unify.offline.prepare import prepare_main as main
 
     return main(argv)

@@ -30,7 +30,7 @@ from lmms_eval_unify.benchmarks.fixtures import png_cell, sample_photo, write_pa
 from lmms_eval_unify.benchmarks.release import Problems, report, write_all_or_nothing
 from lmms_eval_unify.benchmarks.uni_mmmu.jigsaw import generate_jigsaw_items
 from lmms_eval_unify.benchmarks.unig2u.prompts import SCENES, SHAPES
-from lmms_eval_unify.benchmarks.unig2u.subtasks import (
+from lmms_eval_unify.benchmarks.unig2u.spec import (
     BABYVISION_FILE,
     ILLUSION_SUBSETS,
     MMSI,
@@ -355,7 +355,7 @@ def prepare(snapshot: str | Path, out_dir: str | Path) -> tuple[list[Path], list
     into ``<out>/unig2u/`` (same relative paths), after checking that every file is there, readable, and that
     each subtask has the paper's number of rows. Returns (copied files, problems); nothing is copied when
     there is any problem."""
-    from lmms_eval_unify.benchmarks.unig2u.subtasks import SUBTASKS
+    from lmms_eval_unify.benchmarks.unig2u.spec import SUBTASKS
 
     snapshot, root = Path(snapshot), Path(out_dir) / "unig2u"
     problems = Problems()

@@ -1,0 +1,32 @@
+"""Uni-MMMU at a glance (torch-free): tasks, their per-sample metrics, the judge and the paper's roll-up.
+
+The scorers, the roll-ups in ``lmms_eval_unify.scoring.uni_mmmu`` and the task class read these names from
+here (the maze/sliding metrics are the shared puzzle scorer's, ``puzzles.scoring.METRICS``).
+"""
+
+from __future__ import annotations
+
+BENCHMARK = "uni_mmmu"
+TASKS = ("jigsaw", "maze", "sliding", "geometry", "science", "code")
+STEP_TASKS = ("maze", "sliding")
+JUDGED = ("geometry", "science", "code")
+JUDGED_METRICS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "geometry": (("img_acc",), ("text_acc",)),
+    "science": (("img_acc",), ("reasoning_acc", "text_acc")),
+    "code": (("shape_color_score", "position_score"), ("text_acc",)),
+}
+"""Judged task -> (metrics of the image judgement, metrics of the text judgement)."""
+METRICS: dict[str, tuple[str, ...]] = {
+    "jigsaw": ("img_score", "text_acc"),
+    **{task: (*image, *text) for task, (image, text) in JUDGED_METRICS.items()},
+}
+"""Per-sample metrics of the jigsaw and judged tasks (besides ``invalid_outputs``)."""
+JUDGE_MODEL = "Qwen/Qwen2.5-VL-72B-Instruct"
+"""The official judge of every Uni-MMMU judgement but the geometry text (Qwen3-32B)."""
+PAPER_SCORE = "lmms_eval_unify.scoring.uni_mmmu.table2_row"
+"""Roll-up of the task means into the paper's Table 2 row."""
+
+
+def task_name(task: str) -> str:
+    """lmms-eval task name, e.g. ``uni_mmmu_maze``."""
+    return f"{BENCHMARK}_{task}"

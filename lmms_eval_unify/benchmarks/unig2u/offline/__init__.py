@@ -1,0 +1,2 @@
+"""Offline tools of unig2u: the fixture-data generator and the published-release converter (not used when
+scoring)."""
