@@ -5,13 +5,10 @@ settings (``app.py``): understanding greedy with ``max_think_token_n`` tokens; t
 ``cfg_text_scale=4``, ``cfg_interval=[0.4, 1]``, ``cfg_renorm_type="global"``, 1024 px; editing
 additionally ``cfg_img_scale=2``, ``cfg_interval=[0, 1]``, ``cfg_renorm_type="text_channel"``, output shape
 from the (last) input image; 50 timesteps with shift 3 in both. Every input image is given, in order.
-:meth:`Bagel.session` exposes the model's native interleaved context (text and images appended to one
-KV cache, with the two CFG contexts kept as the official inferencer does).
 """
 
 from __future__ import annotations
 
-import copy
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -194,64 +191,3 @@ class Bagel(UnifiedModel):
         if not drawn:
             raise ValueError("bagel returned no image")
         return drawn[-1].convert("RGB")
-
-    def session(self) -> BagelSession:
-        return BagelSession(self)
-
-
-class BagelSession:
-    """BAGEL's native interleaved context: parts are appended to one KV cache; text and images generated in it.
-
-    Mirrors the official ``interleave_inference`` bookkeeping: the text-CFG context is the context before the
-    latest text, the image-CFG context sees only the texts.
-    """
-
-    def __init__(self, model: Bagel) -> None:
-        self.model, self.inferencer = model, model.inferencer
-        self.context = self.inferencer.init_gen_context()
-        self.cfg_text_context = copy.deepcopy(self.context)
-        self.cfg_img_context = copy.deepcopy(self.context)
-        self.image_shape = (model.settings.image_size, model.settings.image_size)
-
-    def _autocast(self):
-        return torch.autocast(device_type="cuda", dtype=torch.bfloat16, enabled=torch.cuda.is_available())
-
-    def add(self, *parts: str | Image.Image) -> None:
-        with self._autocast():
-            for part in parts:
-                if isinstance(part, str):
-                    self.cfg_text_context = copy.deepcopy(self.context)
-                    self.context = self.inferencer.update_context_text(part, self.context)
-                    self.cfg_img_context = self.inferencer.update_context_text(part, self.cfg_img_context)
-                else:
-                    image = self.inferencer.vae_transform.resize_transform(part.convert("RGB"))
-                    self.context = self.inferencer.update_context_image(
-                        image, self.context, vae=True, vit=True
-                    )
-                    self.image_shape = image.size[::-1]
-                    self.cfg_text_context = copy.deepcopy(self.context)
-
-    def gen_text(self, **decoding: Any) -> str:
-        settings = self.model.text_settings(decoding)
-        with self._autocast(), seeded(int(decoding.get("seed", self.model.seed)), self.model.device):
-            text = self.inferencer.gen_text(
-                self.context,
-                max_length=settings["max_think_token_n"],
-                do_sample=settings["do_sample"],
-                temperature=settings["text_temperature"],
-            )
-        self.add(text)
-        return text
-
-    def gen_image(self, **decoding: Any) -> Image.Image:
-        settings = self.model.generation_settings(editing=True)
-        with self._autocast(), seeded(int(decoding.get("seed", self.model.seed)), self.model.device):
-            image = self.inferencer.gen_image(
-                self.image_shape,
-                self.context,
-                cfg_text_precontext=self.cfg_text_context,
-                cfg_img_precontext=self.cfg_img_context,
-                **settings,
-            )
-        self.add(image)
-        return image

@@ -67,30 +67,12 @@ class FakeInferencer:
 
     def __init__(self):
         self.calls = []
-        self.vae_transform = SimpleNamespace(resize_transform=lambda image: image.resize((32, 16)))
 
     def interleave_inference(self, inputs, **settings):
         self.calls.append(("interleave_inference", inputs, settings))
         if settings["understanding_output"]:
             return ["<think>plan</think> The answer is B."]
         return [_random_image()]
-
-    def init_gen_context(self):
-        return {"log": []}
-
-    def update_context_text(self, text, context):
-        return {"log": [*context["log"], text]}
-
-    def update_context_image(self, image, context, vae=True, vit=True):
-        return {"log": [*context["log"], ("image", image.size, vae, vit)]}
-
-    def gen_text(self, context, max_length, do_sample, temperature):
-        self.calls.append(("gen_text", context, max_length))
-        return "Next, move up."
-
-    def gen_image(self, shape, context, cfg_text_precontext, cfg_img_precontext, **settings):
-        self.calls.append(("gen_image", shape, context, cfg_text_precontext, cfg_img_precontext, settings))
-        return _random_image()
 
 
 @pytest.fixture
@@ -130,20 +112,6 @@ def test_bagel_uses_the_official_settings_for_t2i_and_editing(bagel):
 def test_bagel_images_are_reproducible_per_sample_seed(bagel):
     first, again = bagel.generate_image("x", [], seed=5), bagel.generate_image("x", [], seed=5)
     assert first.tobytes() == again.tobytes() != bagel.generate_image("x", [], seed=6).tobytes()
-
-
-def test_bagel_session_keeps_the_native_context_and_cfg_contexts(bagel):
-    session = bagel.session()
-    start = Image.new("RGB", (64, 64))
-    session.add(start, "Solve the maze.")
-    assert session.gen_text(max_new_tokens=128) == "Next, move up."
-    image = session.gen_image(seed=3)
-    _, shape, context, cfg_text, cfg_img, settings = bagel.inferencer.calls[-1]
-    assert shape == (16, 32)  # (H, W) of the resized input image
-    assert context["log"] == [("image", (32, 16), True, True), "Solve the maze.", "Next, move up."]
-    assert cfg_text["log"] == context["log"][:-1] and cfg_img["log"] == ["Solve the maze.", "Next, move up."]
-    assert settings["cfg_img_scale"] == 2.0
-    assert image.size == (16, 16) and session.context["log"][-1] == ("image", (32, 16), True, True)  # resized
 
 
 def test_bagel_failure_of_one_request_is_recorded(bagel):
