@@ -96,7 +96,6 @@ def _advance(item: Pending, finish: Callable[[Pending, UnifiedOutput], None], re
 def _execute(model: UnifiedModel, chunk: list[Pending]) -> list[Any]:
     """Results (or exceptions) of the chunk's calls, which share primitive, phase and decoding."""
     call = chunk[0].call
-    model.phase = call.phase
     started = time.perf_counter()
     results = _batched(model, chunk) if len(chunk) > 1 else None
     if results is None:
@@ -113,11 +112,13 @@ def _batched(model: UnifiedModel, chunk: list[Pending]) -> list[Any] | None:
     call, decoding = chunk[0].call, chunk[0].run.decoding
     try:
         if call.primitive == UNDERSTAND and model.batches_understanding() and greedy(decoding):
-            values = model.understand_batch([(i.call.images, i.call.prompt) for i in chunk], **decoding)
+            values = model.understand_batch(
+                [(i.call.images, i.call.prompt) for i in chunk], **decoding, phase=call.phase
+            )
             values = [str(v) for v in values]
         elif call.primitive == GENERATE_IMAGE and model.batches_generation():
             values = model.generate_image_batch(
-                [(i.call.prompt, i.call.images, i.run.decoding) for i in chunk]
+                [(i.call.prompt, i.call.images, {**i.run.decoding, "phase": call.phase}) for i in chunk]
             )
             values = [_checked_image(v) for v in values]
         else:
@@ -133,7 +134,7 @@ def _batched(model: UnifiedModel, chunk: list[Pending]) -> list[Any] | None:
 
 
 def _single(model: UnifiedModel, item: Pending) -> Any:
-    call, decoding = item.call, item.run.decoding
+    call, decoding = item.call, {**item.run.decoding, "phase": item.call.phase}
     model.request = item.info
     try:
         if call.primitive == UNDERSTAND:

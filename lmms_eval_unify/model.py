@@ -2,7 +2,9 @@
 
 An adapter subclasses :class:`UnifiedModel`, declares ``capabilities`` and implements the primitives it
 has: ``understand(images, prompt, **decoding) -> str``, ``generate_image(prompt, images, **decoding) ->
-PIL.Image`` and optionally ``generate_video(prompt, images, **decoding) -> list[PIL.Image]``. The base class
+PIL.Image`` and optionally ``generate_video(prompt, images, **decoding) -> list[PIL.Image]``. ``decoding``
+holds the task's decoding parameters, the per-sample ``seed`` and the protocol ``phase`` (a ``Phase``: which
+step of which protocol asks; instruments answer by it, adapters may ignore it). The base class
 serves ``generate_until`` and ``generate_visual_cot`` by running the protocol each task names, writes the
 images through the output contract, resumes finished samples, and records per-request failures.
 """
@@ -39,7 +41,6 @@ from lmms_eval_unify.protocols import (
     PROTOCOLS,
     UNDERSTAND,
     UNDERSTAND_VIDEO,
-    Phase,
     ProtocolRun,
     protocol_name,
     split_generation_kwargs,
@@ -302,7 +303,6 @@ class UnifiedModel(lmms):
         self._output_dir = settings.output_dir
         self._media: MediaStore | None = None
         self.resumed = 0
-        self.phase = Phase()
         self.request: RequestInfo | None = None
 
     @property

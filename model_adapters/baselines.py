@@ -43,16 +43,16 @@ class Instrument(UnifiedModel):
         return self._current_plan
 
     def understand(self, images: list[Image.Image], prompt: str, **decoding: Any) -> str:
-        return self._plan(images).text(self.phase)
+        return self._plan(images).text(decoding["phase"])
 
     def generate_image(self, prompt: str, images: list[Image.Image], **decoding: Any) -> Image.Image:
-        return self._plan(images).image(self.phase)
+        return self._plan(images).image(decoding["phase"])
 
     def generate_video(self, prompt: str, images: list[Image.Image], **decoding: Any) -> list[Image.Image]:
         plan = self._plan(images)
         if not hasattr(plan, "video"):
             raise NotImplementedError(f"the answer space of {self.request.task!r} has no video answers")
-        return plan.video(self.phase)
+        return plan.video(decoding["phase"])
 
 
 class UnifyOracle(Instrument):

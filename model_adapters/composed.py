@@ -93,7 +93,7 @@ class Composed(UnifiedModel):
 
     def understand_batch(self, batch: list[tuple[list[Image.Image], str]], **decoding: Any) -> list[str]:
         """The understanding model's own ``generate_until`` over synthetic requests (one doc per prompt)."""
-        gen_kwargs = {k: v for k, v in decoding.items() if k != "seed"}
+        gen_kwargs = {k: v for k, v in decoding.items() if k not in ("seed", "phase")}
         gen_kwargs.setdefault("until", [])
         if self.settings.max_new_tokens:
             gen_kwargs["max_new_tokens"] = min(
@@ -116,7 +116,6 @@ class Composed(UnifiedModel):
         return self.understand_batch([(images, prompt)], **decoding)[0]
 
     def generate_image(self, prompt: str, images: list[Image.Image], **decoding: Any) -> Image.Image:
-        self.gen_model.phase = self.phase
         return self.gen_model.generate_image(prompt, images, **decoding)
 
 

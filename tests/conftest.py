@@ -22,11 +22,13 @@ class ScriptedAdapter(UnifiedModel):
         self.calls = []
 
     def understand(self, images, prompt, **decoding):
-        self.calls.append(("understand", prompt, len(images), self.phase.name, self.phase.step, decoding))
+        phase = decoding.pop("phase")
+        self.calls.append(("understand", prompt, len(images), phase.name, phase.step, decoding))
         return self.texts.pop(0)
 
     def generate_image(self, prompt, images, **decoding):
-        self.calls.append(("generate_image", prompt, len(images), self.phase.name, self.phase.step, decoding))
+        phase = decoding.pop("phase")
+        self.calls.append(("generate_image", prompt, len(images), phase.name, phase.step, decoding))
         return Image.new("RGB", (16, 16), (len(self.calls) * 10 % 255, 0, 0))
 
 

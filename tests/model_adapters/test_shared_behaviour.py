@@ -114,7 +114,7 @@ class GeneratingAdapter(BatchingAdapter):
         return Image.new("RGB", (4, 4), (len(prompt) % 256, decoding["seed"] % 256, len(images)))
 
     def generate_image_batch(self, batch):
-        self.image_batches.append([(self.phase.name, self.phase.step, len(images)) for _, images, _ in batch])
+        self.image_batches.append([(d["phase"].name, d["phase"].step, len(images)) for _, images, d in batch])
         return [self.generate_image(prompt, images, **decoding) for prompt, images, decoding in batch]
 
 
