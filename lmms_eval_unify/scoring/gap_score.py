@@ -28,14 +28,12 @@ import torch
 import torch.nn.functional as F
 from pyro import poutine
 
+from lmms_eval_unify.benchmarks.gapeval.spec import CATEGORIES
+
 Variant = Literal["official", "stable"]
 VARIANTS: tuple[str, ...] = ("official", "stable")
-GAPEVAL_CATEGORIES: tuple[str, ...] = (
-    "world_knowledge",
-    "numerical_perception",
-    "instruction_following",
-    "reasoning",
-)
+GAPEVAL_CATEGORIES: tuple[str, ...] = CATEGORIES
+"""GapEval's four categories in the paper's order (the benchmark spec's list)."""
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING
 
 import yaml
 
+from lmms_eval_unify.benchmarks import BENCHMARKS
 from lmms_eval_unify.scoring import boards as bd
 from lmms_eval_unify.scoring import unig2u as ug
 from lmms_eval_unify.scoring.render import html_page, latex, markdown, write_csv
@@ -29,7 +30,6 @@ from lmms_eval_unify.scoring.results_io import ModelResults, load_results
 if TYPE_CHECKING:  # matplotlib is imported only when figures are drawn
     from lmms_eval_unify.scoring.plots import Rendered
 
-BENCHMARKS = ("mme_unify", "unig2u", "uni_mmmu", "gapeval")
 DEFAULT_PAIRS = Path(__file__).with_name("pairs_unig2u_table3.yaml")
 
 
