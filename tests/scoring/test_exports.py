@@ -477,3 +477,42 @@ def _png() -> bytes:
     buffer = io.BytesIO()
     Image.new("RGB", (8, 8), (200, 10, 10)).save(buffer, format="PNG")
     return buffer.getvalue()
+
+
+def test_uni_mmmu_code_and_science_cases_are_named_and_referenced_as_released(tmp_path, capsys):
+    generate_uni_mmmu(tmp_path / "data", 2, seed=3)
+    media = tmp_path / "runs" / "m" / "unify_media" / "m-1"
+    media.mkdir(parents=True)
+    (media / "out.png").write_bytes(_png())
+    rows = [{"filtered_resps": output_json(media, ["out.png"]), "target": ""}] * 2
+    tasks = ("uni_mmmu_code", "uni_mmmu_science", "uni_mmmu_jigsaw")
+    results_file = write_run(tmp_path / "runs", "m", dict.fromkeys(tasks, rows))
+    results = json.loads(results_file.read_text())
+    subsets = {"uni_mmmu_code": "code", "uni_mmmu_science": "science", "uni_mmmu_jigsaw": "missing_subset"}
+    results["configs"] = {
+        task: {"dataset_name": subset, "test_split": "test", "metadata": {"benchmark": "uni_mmmu"}}
+        for task, subset in subsets.items()
+    }
+    results_file.write_text(json.dumps(results))
+    arguments = [str(tmp_path / "runs"), "--benchmark", "uni_mmmu", "--out", str(tmp_path / "out")]
+    assert ex.main([*arguments, "--data-dir", str(tmp_path / "data")]) == 0
+    assert "m/uni_mmmu_jigsaw: 2 docs not found" in capsys.readouterr().err
+    export = ex.read_uni_mmmu(tmp_path / "out" / "m" / "uni_mmmu")
+    code_rows = parquet_rows(tmp_path / "data", "uni_mmmu", "code")
+    reference = tmp_path / "out" / "m" / "uni_mmmu" / "reference" / "uni_mmmu_code"
+    # eval_ummmu.py globs `case_*_*` and reads png/svg relative to its dataset_dir
+    assert list(export["uni_mmmu_code"]["cases"]) == [
+        f"case_{k:05d}_{r['id']}" for k, r in enumerate(code_rows)
+    ]
+    for case, row in zip(export["uni_mmmu_code"]["cases"].values(), code_rows, strict=True):
+        assert (reference / case["result"]["png"]).read_bytes() == row["gt_image"]["bytes"]
+        assert (reference / case["result"]["svg"]).read_text() == row["svg"]
+    assert list(export["uni_mmmu_science"]["cases"]) == ["case_01", "case_02"]
+    assert list(export["uni_mmmu_jigsaw"]["cases"]) == ["case_00000", "case_00001"]
+    # without --data-dir: today's text-only export, and a note saying what is missing
+    assert ex.main([*arguments[:-1], str(tmp_path / "plain")]) == 0
+    assert "no --data-dir" in capsys.readouterr().err
+    assert list(ex.read_uni_mmmu(tmp_path / "plain" / "m" / "uni_mmmu")["uni_mmmu_code"]["cases"]) == [
+        "case_00000",
+        "case_00001",
+    ]
