@@ -10,6 +10,9 @@ So a maintainer can feed our samples to the released tools:
 * GapEval: ``evaluate.py``'s input ``{model: [[p11, p10, p01, p00], ...]}``, one row per category;
 * UniG2U: the ``summary.json`` that the fork's ``script/eval_all.sh`` collects (task -> metric -> value).
 
+With the local data (``--data-dir``), MME-Unify items and Uni-MMMU cases also get the docs' fields, released
+names and reference files that the released image metrics read (lmms-eval does not log docs).
+
 Each ``read_*`` function reads an export back (the round trip the tests check). A failed sample (no output,
 missing or unreadable image, model error, judge failure) is written the way the released tool expects a
 failure and counted in the report.
