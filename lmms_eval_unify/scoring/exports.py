@@ -203,8 +203,9 @@ def _safe_name(label: str) -> str:
 
 @dataclass
 class DocSource:
-    """The docs of the runs' tasks from the local data (``--data-dir``, the gallery's loader): row i = doc_id i.
-    ``row`` is None without a data folder, for an absent file or row, and for a task with ``process_docs``."""
+    """The docs of the runs' tasks from the local data (``--data-dir``, the gallery's loader): row i =
+    doc_id i. ``row`` is None without a data folder, for an absent file or row, and for a task with
+    ``process_docs``."""
 
     data_dir: Path | None
     cache: dict = field(default_factory=dict)
@@ -222,9 +223,16 @@ def _write_reference(data: bytes, stem: Path, report: ExportReport) -> Path:
             suffix = {"JPEG": ".jpg"}.get(str(image.format), f".{str(image.format or 'png').lower()}")
     except (OSError, ValueError, Image.DecompressionBombError):
         suffix = ".png"
-    written = _write_image(data, stem.with_name(stem.name + suffix), report)
-    assert written is not None
-    return written
+    path = stem.with_name(stem.name + suffix)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    report.files.append(path)
+    return path
+
+
+def _moves(value: object) -> list:
+    """Moves as stored: a JSON list string (the published parquet) or a list."""
+    return list(json.loads(value) if isinstance(value, str) else value or [])
 
 
 def _missing_docs_note(report: ExportReport, run: RunInfo, task: str, missing: int, docs: DocSource) -> None:
@@ -279,8 +287,8 @@ def mme_unify_item(subtask: str, row: Mapping, output: SampleOutput, images: Seq
 
 def mme_unify_doc_fields(subtask: str, doc: Mapping, folder: Path, report: ExportReport) -> dict:
     """The release item's fields that our data keeps: ``id`` (``question_id``/``id``), ``question``,
-    ``choice``, ``source``, ``index`` (release list position), and its images written under ``folder`` as paths: ``data.<key>`` (VCoT
-    ``data.Step_<k>`` plus ``data.Coordinate``; understanding: the input list ``image``)."""
+    ``choice``, ``source``, ``index`` (release list position), and its images written under ``folder`` as
+    paths: ``data.<key>`` (VCoT ``data.Step_<k>`` plus ``data.Coordinate``; understanding: ``image``)."""
     fields: dict = {k: doc[k] for k in MME_DOC_FIELDS if doc.get(k) is not None}
     release_id = doc.get("question_id", doc.get("id"))
     if release_id is not None:
@@ -290,7 +298,8 @@ def mme_unify_doc_fields(subtask: str, doc: Mapping, folder: Path, report: Expor
         fields["data"] = {
             f"Step_{k}": str(_write_reference(b, folder / f"Step_{k}", report)) for k, b in enumerate(steps)
         }
-        fields["data"]["Action"] = list(doc.get("actions") or [])
+        if doc.get("actions"):
+            fields["data"]["Action"] = list(doc["actions"])
         fields["data"]["Coordinate"] = [json.loads(c) for c in doc.get("coordinates") or []]
     elif subtask in MME_UNDERSTANDING:
         blobs = image_bytes(doc.get("image"))
@@ -359,9 +368,9 @@ def read_mme_unify(folder: Path) -> dict[str, list[dict]]:
 
 
 def uni_mmmu_case_name(name: str, doc_id: int, doc: Mapping | None) -> str:
-    """The case folder: ``case_<doc_id>``; with the doc, the name the released evaluator looks up (jigsaw: the
-    item id; geometry: the ``<big>__<small>`` id when the data keeps it; science: ``case_NN`` by release order;
-    code: ``case_<doc_id>_<id>``)."""
+    """The case folder: ``case_<doc_id>``; with the doc, the name the released evaluator looks up (jigsaw:
+    the item id; geometry: the ``<big>__<small>`` id when the data keeps it; science: ``case_NN`` by
+    release order; code: ``case_<doc_id>_<id>``)."""
     default = f"case_{doc_id:05d}"
     if doc is None:
         return default
@@ -389,7 +398,7 @@ def uni_mmmu_references(
     if name == "maze" and initial:
         folder = reference / f"{RELEASED_MAZE_FOLDER}_{doc_id:05d}_steps"
         step0 = _write_reference(initial[0], folder / "maze_step_0000", report)
-        moves = json.loads(doc["steps_long"] if doc.get("steps_long") else doc.get("steps") or "[]")
+        moves = _moves(doc.get("steps_long") or doc.get("steps"))
         _write_json(
             {"steps_long": moves}, reference / f"{RELEASED_MAZE_FOLDER}_steps_{doc_id:05d}.json", report
         )
@@ -399,7 +408,7 @@ def uni_mmmu_references(
         init_png = _write_reference(initial[0], folder / "demo_step_0000", report)
         for k, blob in enumerate(image_bytes(doc.get("step_images")), 1):
             _write_reference(blob, folder / f"demo_step_{k:04d}", report)
-        moves = json.loads(doc.get("steps_words") or "[]")
+        moves = _moves(doc.get("steps_words"))
         _write_json(
             {"steps_words": moves},
             reference / f"{RELEASED_SLIDING_FOLDER}_steps_words_{doc_id:05d}.json",
@@ -437,8 +446,8 @@ def uni_mmmu_references(
 
 
 def export_uni_mmmu(run: RunInfo, out: Path, report: ExportReport, docs: DocSource) -> None:
-    """Per task, the released runner's folder: ``case_*/`` + ``summary.json`` + ``manifest.csv``; with the local
-    data, released case names and the reference files under ``reference/<task>/`` (the evaluator's
+    """Per task, the released runner's folder: ``case_*/`` + ``summary.json`` + ``manifest.csv``; with the
+    local data, released case names and the reference files under ``reference/<task>/`` (the evaluator's
     ``dataset_dir``; jigsaw: its ``metadata.json``)."""
     for task in _tasks(run, "uni_mmmu_"):
         name = task.removeprefix("uni_mmmu_").removesuffix("_official")
@@ -504,7 +513,8 @@ def export_uni_mmmu(run: RunInfo, out: Path, report: ExportReport, docs: DocSour
 
 def read_uni_mmmu(folder: Path) -> dict[str, dict]:
     """A Uni-MMMU export read back: task -> {summary, manifest rows, cases: {case id: {text, images, result,
-    done}}} in doc order; ``images`` are the case's image files in the order the released evaluator sorts them."""
+    done}}} in doc order; ``images`` are the case's image files in the order the released evaluator sorts
+    them."""
     tasks = {}
     for root in sorted(p for p in folder.glob("uni_mmmu_*") if p.is_dir()):
         summary = json.loads((root / "summary.json").read_text(encoding="utf-8"))

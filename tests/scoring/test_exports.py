@@ -159,6 +159,15 @@ def test_mme_unify_export_gives_the_leaderboard_numbers(mme):
     assert "0 failed samples" in stdout and "image metrics need the docs" in stdout
 
 
+# The release's `data` keys of the Unify tasks' images: the inputs, then the right candidate and the wrong ones
+# (benchmark_facts.md §1.1).
+RELEASE_DATA_KEYS = {
+    "csq": ["image", "fake_image1", "fake_image2", "fake_image3"],
+    "al": ["image", "image_Auxiliary_lines", *(f"image_Auxiliary_lines_negative{k}" for k in (1, 2, 3))],
+    "sd": ["img_a", "img_b", "img_diff_a", *(f"img_diff_a_negative{k}" for k in (1, 2, 3))],
+}
+
+
 def bytes_of(paths: list[str]) -> list[bytes]:
     return [Path(p).read_bytes() for p in paths]
 
@@ -176,7 +185,7 @@ def test_mme_unify_export_with_data_dir_carries_the_docs_fields_and_reference_im
             for item, before in zip(items, plain[task], strict=True):
                 doc = rows[item["doc_id"]]
                 assert item["id"] == doc.get("question_id", doc.get("id")) and item["doc_id"] == before["id"]
-                # the model's output is unchanged by the docs (its image paths aside, which name the export folder)
+                # the model's output is unchanged by the docs (its image paths aside: they name the export)
                 output = json.dumps([item.get(k) for k in ("output", "outputs", "answer")])
                 assert output.replace("/export_data/", "/export/") == json.dumps(
                     [before.get(k) for k in ("output", "outputs", "answer")]
@@ -193,12 +202,8 @@ def test_mme_unify_export_with_data_dir_carries_the_docs_fields_and_reference_im
                 elif subtask == "tig":
                     assert bytes_of([item["data"]["image"]]) == [doc["image"]["bytes"]]
                 else:
-                    keys = {"csq": ["image", "fake_image1", "fake_image2", "fake_image3"],
-                            "al": ["image", "image_Auxiliary_lines", "image_Auxiliary_lines_negative1",
-                                   "image_Auxiliary_lines_negative2", "image_Auxiliary_lines_negative3"],
-                            "sd": ["img_a", "img_b", "img_diff_a", "img_diff_a_negative1", "img_diff_a_negative2",
-                                   "img_diff_a_negative3"]}[subtask]  # fmt: skip
                     references = [c["bytes"] for c in doc["inputs"] + doc["candidates"]]
+                    keys = RELEASE_DATA_KEYS[subtask]
                     assert bytes_of([item["data"][k] for k in keys]) == references, task
 
 
@@ -234,7 +239,10 @@ def uni_mmmu(tmp_path_factory):
         "dreamsim": {"backbone": TINY_DREAMSIM_TYPE, "weights": str(root / "dreamsim"), "device": "cpu"}
     }
     env = offline_env(root / "data", **{METRICS_ENV: json.dumps(metrics)})
-    tasks = "uni_mmmu_jigsaw,uni_mmmu_maze,uni_mmmu_sliding,uni_mmmu_geometry,uni_mmmu_maze_official,uni_mmmu_sliding_official"  # fmt: skip
+    tasks = ",".join(
+        f"uni_mmmu_{t}"
+        for t in ("jigsaw", "maze", "sliding", "geometry", "maze_official", "sliding_official")
+    )
     judged_cli_runs(root / "runs", tasks, uni_mmmu_verdict, env, MODELS)
     export_cli(root / "runs", "uni_mmmu", root / "export")
     export_cli(root / "runs", "uni_mmmu", root / "export_data", root / "data")
@@ -348,7 +356,8 @@ def test_uni_mmmu_export_with_data_dir_has_the_released_references(uni_mmmu):
             assert sample == pytest.approx(100.0 * np.mean([r["img_sample_acc"] for r in official]))
         # jigsaw: case folders named by the item ids, which the written metadata.json lists with the GT images
         jigsaw = export["uni_mmmu_jigsaw"]
-        metadata = json.loads((root / "export_data" / model / "uni_mmmu" / "reference" / "uni_mmmu_jigsaw" / "metadata.json").read_text())  # fmt: skip
+        reference = root / "export_data" / model / "uni_mmmu" / "reference"
+        metadata = json.loads((reference / "uni_mmmu_jigsaw" / "metadata.json").read_text())
         rows = parquet_rows(root / "data", "uni_mmmu", "jigsaw")
         assert (
             [i["id"] for i in jigsaw["summary"]["per_item"]]
