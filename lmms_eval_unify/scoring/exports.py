@@ -10,6 +10,9 @@ So a maintainer can feed our samples to the released tools:
 * GapEval: ``evaluate.py``'s input ``{model: [[p11, p10, p01, p00], ...]}``, one row per category;
 * UniG2U: the ``summary.json`` that the fork's ``script/eval_all.sh`` collects (task -> metric -> value).
 
+With the local data (``--data-dir``), MME-Unify items and Uni-MMMU cases also get the docs' fields, released
+names and reference files that the released image metrics read (lmms-eval does not log docs).
+
 Each ``read_*`` function reads an export back (the round trip the tests check). A failed sample (no output,
 missing or unreadable image, model error, judge failure) is written the way the released tool expects a
 failure and counted in the report.
@@ -19,7 +22,9 @@ from __future__ import annotations
 
 import argparse
 import csv
+import io
 import json
+import os
 import re
 import sys
 from collections.abc import Mapping, Sequence
@@ -30,11 +35,21 @@ from PIL import Image
 
 from lmms_eval_unify.record import parse_output, read_image_file
 from lmms_eval_unify.scoring import gapeval as ge
-from lmms_eval_unify.scoring.gallery import RunInfo, load_runs, media_roots, resolve_image
+from lmms_eval_unify.scoring.gallery import (
+    RunInfo,
+    doc_row,
+    image_bytes,
+    load_runs,
+    media_roots,
+    resolve_image,
+)
 from lmms_eval_unify.scoring.results_io import RESULTS_SUFFIX, model_label
 from lmms_eval_unify.scoring.samples import feature_means, sample_unsupported
+from lmms_eval_unify.task import DATA_DIR_ENV
 
 BENCHMARKS = ("mme_unify", "uni_mmmu", "gapeval", "unig2u")
+# Benchmarks whose released image metrics need the docs (``--data-dir``).
+DOC_BENCHMARKS = ("mme_unify", "uni_mmmu")
 # Uni-MMMU tasks whose released runner writes the step images into one candidate folder.
 CANDIDATE_FOLDER_TASKS = ("maze", "sliding")
 UNI_MMMU_TASKS = ("jigsaw", "maze", "sliding", "geometry", "science", "code")
@@ -55,6 +70,31 @@ MME_CATEGORIES = {
 MME_UNDERSTANDING = ("sipu", "mitiu", "vpu")
 MME_IMAGE_ONLY = ("fir", "tie", "tig")
 MME_VIDEO = ("civg", "tvg", "vp")
+# MME-Unify subtask -> (column of our data, the release's `data` keys of its images in order).
+MME_REFERENCES: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
+    "fir": (("image", ("image",)),),
+    "tie": (("image", ("image",)), ("edited_image", ("edited_image",)), ("mask_img", ("mask_img",))),
+    "tig": (("image", ("image",)),),
+    "iee": (
+        ("inputs", ("image",)),
+        ("candidates", ("edited_image", "fake_image1", "fake_image2", "fake_image3")),
+    ),
+    "csq": (("candidates", ("image", "fake_image1", "fake_image2", "fake_image3")),),
+    "al": (
+        ("inputs", ("image",)),
+        ("candidates", ("image_Auxiliary_lines", *(f"image_Auxiliary_lines_negative{k}" for k in (1, 2, 3)))),
+    ),
+    "sd": (
+        ("inputs", ("img_a", "img_b")),
+        ("candidates", ("img_diff_a", *(f"img_diff_a_negative{k}" for k in (1, 2, 3)))),
+    ),
+}
+# Release item fields our data keeps under the same name, and `index`: the item's position in its release JSON
+# (prepared data only; the unique key, since the release's `id`s repeat in Generation, CSQ and AL).
+MME_DOC_FIELDS = ("question", "choice", "source", "index")
+# The released parser reads every maze as 6x6; the folder name only has to match its regex.
+RELEASED_MAZE_FOLDER = "maze_6x6"
+RELEASED_SLIDING_FOLDER = "sliding_3x3"
 # `invalid_outputs` of a judged sample whose judge failed (`judge_failed`) or replied unparseably (`judge_invalid`).
 JUDGE_FAILURE_PREFIX = "judge_"
 _ACTION = re.compile(r"Action\s*:\s*([A-Za-z]+)")
@@ -161,6 +201,48 @@ def _safe_name(label: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", label).strip("_") or "model"
 
 
+@dataclass
+class DocSource:
+    """The docs of the runs' tasks from the local data (``--data-dir``, the gallery's loader): row i =
+    doc_id i. ``row`` is None without a data folder, for an absent file or row, and for a task with
+    ``process_docs``."""
+
+    data_dir: Path | None
+    cache: dict = field(default_factory=dict)
+
+    def row(self, run: RunInfo, task: str, doc_id: object) -> dict | None:
+        if self.data_dir is None or not isinstance(doc_id, int):
+            return None
+        return doc_row(run.configs.get(task, {}), doc_id, self.data_dir, self.cache)
+
+
+def _write_reference(data: bytes, stem: Path, report: ExportReport) -> Path:
+    """A reference image of the data, its bytes as stored, named ``stem`` + the suffix of its format."""
+    try:
+        with Image.open(io.BytesIO(data)) as image:
+            suffix = {"JPEG": ".jpg"}.get(str(image.format), f".{str(image.format or 'png').lower()}")
+    except (OSError, ValueError, Image.DecompressionBombError):
+        suffix = ".png"
+    path = stem.with_name(stem.name + suffix)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data)
+    report.files.append(path)
+    return path
+
+
+def _moves(value: object) -> list:
+    """Moves as stored: a JSON list string (the published parquet) or a list."""
+    return list(json.loads(value) if isinstance(value, str) else value or [])
+
+
+def _missing_docs_note(report: ExportReport, run: RunInfo, task: str, missing: int, docs: DocSource) -> None:
+    if docs.data_dir is not None and missing:
+        report.notes.append(
+            f"{run.label}/{task}: {missing} docs not found under {docs.data_dir} (process_docs task, or no "
+            "such file/row); their items lack the doc fields and reference files"
+        )
+
+
 # --- MME-Unify ------------------------------------------------------------------------------------
 
 
@@ -203,8 +285,39 @@ def mme_unify_item(subtask: str, row: Mapping, output: SampleOutput, images: Seq
     return item
 
 
-def export_mme_unify(run: RunInfo, out: Path, report: ExportReport) -> None:
-    """One ``<subtask>.json`` per MME-Unify task of the run, images under ``images/<subtask>/``."""
+def mme_unify_doc_fields(subtask: str, doc: Mapping, folder: Path, report: ExportReport) -> dict:
+    """The release item's fields that our data keeps: ``id`` (``question_id``/``id``), ``question``,
+    ``choice``, ``source``, ``index`` (release list position), and its images written under ``folder`` as
+    paths: ``data.<key>`` (VCoT ``data.Step_<k>`` plus ``data.Coordinate``; understanding: ``image``)."""
+    fields: dict = {k: doc[k] for k in MME_DOC_FIELDS if doc.get(k) is not None}
+    release_id = doc.get("question_id", doc.get("id"))
+    if release_id is not None:
+        fields["id"] = release_id
+    if subtask == "vcot":
+        steps = image_bytes(doc.get("step_images"))
+        fields["data"] = {
+            f"Step_{k}": str(_write_reference(b, folder / f"Step_{k}", report)) for k, b in enumerate(steps)
+        }
+        if doc.get("actions"):
+            fields["data"]["Action"] = list(doc["actions"])
+        fields["data"]["Coordinate"] = [json.loads(c) for c in doc.get("coordinates") or []]
+    elif subtask in MME_UNDERSTANDING:
+        blobs = image_bytes(doc.get("image"))
+        fields["image"] = [
+            str(_write_reference(b, folder / f"image_{k}", report)) for k, b in enumerate(blobs)
+        ]
+    else:
+        fields["data"] = {
+            key: str(_write_reference(blob, folder / key, report))
+            for column, keys in MME_REFERENCES.get(subtask, ())
+            for key, blob in zip(keys, image_bytes(doc.get(column)), strict=False)
+        }
+    return fields
+
+
+def export_mme_unify(run: RunInfo, out: Path, report: ExportReport, docs: DocSource) -> None:
+    """One ``<subtask>.json`` per MME-Unify task of the run, images under ``images/<subtask>/``; with the local
+    data, the release's doc fields and reference images (under ``reference/<task>/<doc_id>/``) merged in."""
     for task in _tasks(run, "mme_unify_"):
         subtask = task.removeprefix("mme_unify_").removesuffix("_official")
         if subtask in MME_VIDEO:
@@ -212,17 +325,35 @@ def export_mme_unify(run: RunInfo, out: Path, report: ExportReport) -> None:
                 f"{run.label}/{task}: not exported (the released video script needs mp4 files)"
             )
             continue
-        items = []
+        items, missing, without_id = [], 0, 0
         for row in run.samples[task]:
             output = sample_output(row, run)
             report.count(f"{run.label}/{task}", output)
             sources = [s for _, s in output.steps] if subtask == "vcot" else output.images
-            doc = row.get("doc_id")
+            doc_id = row.get("doc_id")
             images = [
-                _write_image(data, out / "images" / task / f"{doc}_{k:02d}.png", report)
+                _write_image(data, out / "images" / task / f"{doc_id}_{k:02d}.png", report)
                 for k, data in enumerate(sources)
             ]
-            items.append(mme_unify_item(subtask, row, output, [str(p) if p else None for p in images]))
+            item = mme_unify_item(subtask, row, output, [str(p) if p else None for p in images])
+            doc = docs.row(run, task, doc_id)
+            if doc is None:
+                missing += 1
+            else:
+                fields = mme_unify_doc_fields(subtask, doc, out / "reference" / task / str(doc_id), report)
+                without_id += "id" not in fields
+                item = {
+                    **item,
+                    **fields,
+                    "doc_id": doc_id,
+                    "data": {**item.get("data", {}), **fields.get("data", {})},
+                }
+                if not item["data"]:
+                    del item["data"]
+            items.append(item)
+        _missing_docs_note(report, run, task, missing, docs)
+        if without_id:
+            report.notes.append(f"{run.label}/{task}: {without_id} docs without a release id keep our doc_id")
         _write_json(items, out / f"{task}.json", report)
 
 
@@ -236,15 +367,98 @@ def read_mme_unify(folder: Path) -> dict[str, list[dict]]:
 # --- Uni-MMMU -------------------------------------------------------------------------------------
 
 
-def export_uni_mmmu(run: RunInfo, out: Path, report: ExportReport) -> None:
-    """Per task, the released runner's folder: ``case_<doc_id>/`` + ``summary.json`` + ``manifest.csv``."""
+def uni_mmmu_case_name(name: str, doc_id: int, doc: Mapping | None) -> str:
+    """The case folder: ``case_<doc_id>``; with the doc, the name the released evaluator looks up (jigsaw:
+    the item id; geometry: the ``<big>__<small>`` id when the data keeps it; science: ``case_NN`` by
+    release order; code: ``case_<doc_id>_<id>``)."""
+    default = f"case_{doc_id:05d}"
+    if doc is None:
+        return default
+    item_id = _safe_name(str(doc.get("id") or ""))
+    if name == "jigsaw" and doc.get("id"):
+        return item_id
+    if name == "geometry" and "__" in item_id:
+        return item_id
+    if name == "science":
+        return f"case_{doc_id + 1:02d}"
+    if name == "code" and doc.get("id"):
+        return f"{default}_{item_id}"
+    return default
+
+
+def uni_mmmu_references(
+    name: str, case: str, doc_id: int, doc: Mapping, reference: Path, report: ExportReport
+) -> dict:
+    """Write the files the released evaluator reads from the dataset folder ``reference`` and return the
+    ``result.json`` keys that point at them: maze ``step0`` (+ ``maze_6x6_steps_<n>.json`` with
+    ``steps_long``), sliding ``init_png`` (+ the step images and ``steps_words`` json), code ``png``/``svg``
+    (relative to ``reference``, the evaluator's ``dataset_dir``); jigsaw's GT completions are returned for its
+    ``metadata.json``."""
+    initial = image_bytes(doc.get("initial_image"))
+    if name == "maze" and initial:
+        folder = reference / f"{RELEASED_MAZE_FOLDER}_{doc_id:05d}_steps"
+        step0 = _write_reference(initial[0], folder / "maze_step_0000", report)
+        moves = _moves(doc.get("steps_long") or doc.get("steps"))
+        _write_json(
+            {"steps_long": moves}, reference / f"{RELEASED_MAZE_FOLDER}_steps_{doc_id:05d}.json", report
+        )
+        return {"step0": str(step0)}
+    if name == "sliding" and initial:
+        folder = reference / f"{RELEASED_SLIDING_FOLDER}_{doc_id:05d}_steps"
+        init_png = _write_reference(initial[0], folder / "demo_step_0000", report)
+        for k, blob in enumerate(image_bytes(doc.get("step_images")), 1):
+            _write_reference(blob, folder / f"demo_step_{k:04d}", report)
+        moves = _moves(doc.get("steps_words"))
+        _write_json(
+            {"steps_words": moves},
+            reference / f"{RELEASED_SLIDING_FOLDER}_steps_words_{doc_id:05d}.json",
+            report,
+        )
+        return {"init_png": str(init_png)}
+    if name == "code":
+        keys = {}
+        for blob in image_bytes(doc.get("gt_image"))[:1]:
+            keys["png"] = str(_write_reference(blob, reference / case, report).relative_to(reference))
+        if doc.get("svg"):
+            svg = reference / f"{case}.svg"
+            svg.parent.mkdir(parents=True, exist_ok=True)
+            svg.write_text(str(doc["svg"]), encoding="utf-8")
+            report.files.append(svg)
+            keys["svg"] = svg.name
+        return keys
+    if name == "jigsaw":
+        paths = {
+            key: str(_write_reference(blobs[0], reference / case / key, report))
+            for key in ("gt_completed_image", "gt_wrong_image", "ref_image", "cand0_image", "cand1_image")
+            if (blobs := image_bytes(doc.get(key)))
+        }
+        if "gt_completed_image" not in paths or "gt_wrong_image" not in paths:
+            return {}
+        return {
+            "id": case,
+            "label": doc.get("label"),
+            "gt_completed_2x2_path": paths["gt_completed_image"],
+            "gt_wrong_2x2_path": paths["gt_wrong_image"],
+            "ref_panel": {"ref_image_path": paths.get("ref_image")},
+            "candidate_paths": [paths.get("cand0_image"), paths.get("cand1_image")],
+        }
+    return {}
+
+
+def export_uni_mmmu(run: RunInfo, out: Path, report: ExportReport, docs: DocSource) -> None:
+    """Per task, the released runner's folder: ``case_*/`` + ``summary.json`` + ``manifest.csv``; with the
+    local data, released case names and the reference files under ``reference/<task>/`` (the evaluator's
+    ``dataset_dir``; jigsaw: its ``metadata.json``)."""
     for task in _tasks(run, "uni_mmmu_"):
-        name = task.removeprefix("uni_mmmu_")
+        name = task.removeprefix("uni_mmmu_").removesuffix("_official")
         root = out / task
-        per_item, manifest = [], []
+        per_item, manifest, metadata, missing = [], [], [], 0
         for row in run.samples[task]:
             output = sample_output(row, run)
-            case = root / f"case_{int(row.get('doc_id', 0)):05d}"
+            doc_id = int(row.get("doc_id", 0))
+            doc = docs.row(run, task, doc_id)
+            missing += docs.data_dir is not None and doc is None
+            case = root / uni_mmmu_case_name(name, doc_id, doc)
             case.mkdir(parents=True, exist_ok=True)
             if name in CANDIDATE_FOLDER_TASKS:
                 targets = [case / "cand_01" / f"step_{k:04d}.png" for k in range(1, len(output.images) + 1)]
@@ -254,6 +468,14 @@ def export_uni_mmmu(run: RunInfo, out: Path, report: ExportReport) -> None:
             if output.text:
                 (case / "model_text.txt").write_text(output.text, encoding="utf-8")
                 report.files.append(case / "model_text.txt")
+            references = (
+                {}
+                if doc is None
+                else uni_mmmu_references(name, case.name, doc_id, doc, out / "reference" / task, report)
+            )
+            if name == "jigsaw":
+                metadata += [references] if references else []
+                references = {}
             record = {
                 "id": case.name,
                 "doc_id": row.get("doc_id"),
@@ -262,6 +484,7 @@ def export_uni_mmmu(run: RunInfo, out: Path, report: ExportReport) -> None:
                 "errors": [output.failure] if output.failure else [],
                 "images": [str(p.relative_to(case)) for p in written if p],
                 "judge_failure": output.judge_failure,
+                **references,
             }
             _write_json(record, case / "result.json", report)
             report.count(f"{run.label}/{task}", output)
@@ -270,6 +493,9 @@ def export_uni_mmmu(run: RunInfo, out: Path, report: ExportReport) -> None:
             per_item.append(record)
             first = next((str(p.relative_to(root)) for p in written if p), "")
             manifest.append([case.name, row.get("doc_id"), first, output.failure or output.judge_failure])
+        _missing_docs_note(report, run, task, missing, docs)
+        if metadata:
+            _write_json({"items": metadata}, out / "reference" / task / "metadata.json", report)
         summary = {
             "runner": f"lmms-eval-unify export ({run.label})",
             "count_total": len(per_item),
@@ -287,11 +513,14 @@ def export_uni_mmmu(run: RunInfo, out: Path, report: ExportReport) -> None:
 
 def read_uni_mmmu(folder: Path) -> dict[str, dict]:
     """A Uni-MMMU export read back: task -> {summary, manifest rows, cases: {case id: {text, images, result,
-    done}}}; ``images`` are the case's image files in the order the released evaluator sorts them."""
+    done}}} in doc order; ``images`` are the case's image files in the order the released evaluator sorts
+    them."""
     tasks = {}
     for root in sorted(p for p in folder.glob("uni_mmmu_*") if p.is_dir()):
+        summary = json.loads((root / "summary.json").read_text(encoding="utf-8"))
         cases = {}
-        for case in sorted(root.glob("case_*")):
+        for item in sorted(summary["per_item"], key=lambda r: r["doc_id"]):
+            case = root / item["id"]
             text = case / "model_text.txt"
             images = sorted(case.glob("cand_01/*.*")) or sorted(case.glob("model_image_*.*"))
             cases[case.name] = {
@@ -302,7 +531,6 @@ def read_uni_mmmu(folder: Path) -> dict[str, dict]:
             }
         with (root / "manifest.csv").open(newline="", encoding="utf-8") as f:
             manifest = list(csv.DictReader(f))
-        summary = json.loads((root / "summary.json").read_text(encoding="utf-8"))
         tasks[root.name] = {"summary": summary, "manifest": manifest, "cases": cases}
     return tasks
 
@@ -393,18 +621,29 @@ def read_unig2u(folder: Path) -> dict[str, dict]:
 # --- command --------------------------------------------------------------------------------------
 
 
-def export(run_dirs: Sequence[Path], benchmark: str, out: Path) -> ExportReport:
+def export(run_dirs: Sequence[Path], benchmark: str, out: Path, data_dir: Path | None = None) -> ExportReport:
     """Write the runs under ``run_dirs`` in ``benchmark``'s format under ``out/<model>/<benchmark>/`` (GapEval:
-    one file for all models, ``out/gapeval/``)."""
+    one file for all models, ``out/gapeval/``). ``data_dir`` (the local-data folder) adds the docs' fields and
+    reference files that the released image metrics need (MME-Unify, Uni-MMMU)."""
     report = ExportReport()
+    docs = DocSource(data_dir)
     runs = load_runs(run_dirs)
     if benchmark == "gapeval":
         export_gapeval(runs, _fresh(out / "gapeval"), report)
         return report
-    writer = {"mme_unify": export_mme_unify, "uni_mmmu": export_uni_mmmu, "unig2u": export_unig2u}[benchmark]
+    if benchmark in DOC_BENCHMARKS and data_dir is None:
+        report.notes.append(
+            f"no --data-dir (or ${DATA_DIR_ENV}): text metrics only; the released image metrics need the docs' "
+            "reference images and ids"
+        )
+    writers = {
+        "mme_unify": lambda run, target: export_mme_unify(run, target, report, docs),
+        "uni_mmmu": lambda run, target: export_uni_mmmu(run, target, report, docs),
+        "unig2u": lambda run, target: export_unig2u(run, target, report),
+    }
     targets = [(run, out / _safe_name(run.label) / benchmark) for run in runs if _tasks(run, f"{benchmark}_")]
     for run, target in [(run, _fresh(target)) for run, target in targets]:
-        writer(run, target, report)
+        writers[benchmark](run, target)
     return report
 
 
@@ -424,13 +663,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("run_dirs", nargs="+", type=Path, metavar="RUN_DIR", help="lmms-eval output folders")
     parser.add_argument("--benchmark", required=True, choices=BENCHMARKS)
     parser.add_argument("--out", required=True, type=Path, help="folder to write the export into")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=os.environ.get(DATA_DIR_ENV) or None,
+        help=f"local data folder: adds the docs' fields and reference images (default ${DATA_DIR_ENV})",
+    )
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        report = export(args.run_dirs, args.benchmark, args.out)
+        report = export(args.run_dirs, args.benchmark, args.out, args.data_dir)
     except (FileNotFoundError, FileExistsError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

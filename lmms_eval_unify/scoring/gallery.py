@@ -225,25 +225,36 @@ def output_view(row: Mapping, run: RunInfo, site: MediaSite) -> dict:
     }
 
 
-def doc_images(config: Mapping, doc_id: int, data_dir: Path | None, site: MediaSite, cache: dict) -> list:
-    """Images of the doc from the local data parquet (inputs and reference images), by column.
+def doc_row(config: Mapping, doc_id: int, data_dir: Path | None, cache: dict) -> dict | None:
+    """The doc's row in the local data parquet (row i = doc_id i), read once per file into ``cache``.
 
-    Empty for a task with ``process_docs``: its doc ids index the filtered docs, not the parquet rows.
+    None without ``data_dir``, when the file or row is absent, and for a task with ``process_docs``: its doc
+    ids index the filtered docs, not the parquet rows.
     """
     if data_dir is None or config.get("process_docs"):
-        return []
+        return None
     benchmark = (config.get("metadata") or {}).get("benchmark")
     path = data_dir / str(benchmark) / str(config.get("dataset_name")) / f"{config.get('test_split')}.parquet"
     if path not in cache:
         cache[path] = _read_parquet(path)
     table = cache[path]
     if table is None or not 0 <= doc_id < len(table):
-        return []
+        return None
+    return table[doc_id]
+
+
+def image_bytes(value: object) -> list[bytes]:
+    """The encoded images of a parquet image cell or image-list cell (``{"bytes": ...}`` structs)."""
+    cells = value if isinstance(value, list) else [value]
+    return [c["bytes"] for c in cells if isinstance(c, Mapping) and isinstance(c.get("bytes"), bytes)]
+
+
+def doc_images(config: Mapping, doc_id: int, data_dir: Path | None, site: MediaSite, cache: dict) -> list:
+    """Images of the doc from the local data parquet (inputs and reference images), by column."""
+    row = doc_row(config, doc_id, data_dir, cache)
     out = []
-    for column, value in table[doc_id].items():
-        cells = value if isinstance(value, list) else [value]
-        blobs = [c["bytes"] for c in cells if isinstance(c, Mapping) and isinstance(c.get("bytes"), bytes)]
-        images = [m for m in map(site.add, blobs) if m]
+    for column, value in (row or {}).items():
+        images = [m for m in map(site.add, image_bytes(value)) if m]
         if images:
             out.append({"column": column, "images": images})
     return out

@@ -4,14 +4,17 @@ the released tools' formulas (written out here by hand) -- which must give our l
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
 from pathlib import Path
 
 import numpy as np
+import pyarrow.parquet as pq
 import pytest
 from cli_runs import BIN, judged_cli_runs, offline_env, samples_of
+from PIL import Image
 
 from lmms_eval_unify.benchmarks.gapeval.offline.data import generate as generate_gapeval
 from lmms_eval_unify.benchmarks.gapeval.reference_judge import verdict as gapeval_verdict
@@ -23,12 +26,14 @@ from lmms_eval_unify.benchmarks.unig2u.offline.data import generate as generate_
 from lmms_eval_unify.benchmarks.unig2u.reference_judge import verdict as unig2u_verdict
 from lmms_eval_unify.cli import main as cli_main
 from lmms_eval_unify.metrics.tiny import TINY_DREAMSIM_TYPE, write_tiny_dreamsim_checkpoint
+from lmms_eval_unify.puzzles.official import maze_image_scores, sliding_image_scores
 from lmms_eval_unify.record import UnifiedOutput
 from lmms_eval_unify.scoring import boards as bd
 from lmms_eval_unify.scoring import exports as ex
 from lmms_eval_unify.scoring import gapeval as ge
 from lmms_eval_unify.scoring.results_io import load_results
 from lmms_eval_unify.scoring.synthetic import write_run
+from lmms_eval_unify.task import DATA_DIR_ENV
 
 MODELS = {"unify_oracle": [], "unify_random": []}
 NO_RESAMPLING = bd.Options(replicates=0)
@@ -39,15 +44,31 @@ def board_values(board: bd.Board) -> dict[str, dict]:
     return {row.label: row.values for row in board.rows}
 
 
-def export_cli(runs: Path, benchmark: str, out: Path) -> str:
+def export_cli(runs: Path, benchmark: str, out: Path, data_dir: Path | None = None) -> str:
+    """The export command's stdout + stderr; with ``data_dir`` given as ``--data-dir``."""
+    extra = ["--data-dir", str(data_dir)] if data_dir else []
     done = subprocess.run(
-        [str(BIN / "lmms-eval-unify"), "export", str(runs), "--benchmark", benchmark, "--out", str(out)],
+        [
+            str(BIN / "lmms-eval-unify"),
+            "export",
+            str(runs),
+            "--benchmark",
+            benchmark,
+            "--out",
+            str(out),
+            *extra,
+        ],
         capture_output=True,
         text=True,
         timeout=300,
+        env={k: v for k, v in os.environ.items() if k != DATA_DIR_ENV},
     )
     assert done.returncode == 0, done.stderr
-    return done.stdout
+    return done.stdout + done.stderr
+
+
+def parquet_rows(data: Path, benchmark: str, subset: str) -> list[dict]:
+    return pq.read_table(data / benchmark / subset / "test.parquet").to_pylist()
 
 
 def run_media(run: Path, task: str) -> list[list[bytes]]:
@@ -76,6 +97,7 @@ def mme(tmp_path_factory):
         done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stderr[-3000:]
     stdout = export_cli(root / "runs", "mme_unify", root / "export")
+    export_cli(root / "runs", "mme_unify", root / "export_data", root / "data")
     return root, stdout
 
 
@@ -134,7 +156,55 @@ def test_mme_unify_export_gives_the_leaderboard_numbers(mme):
         assert all(i["category"] == "Visual CoT" for i in vcot)
     oracle = ex.read_mme_unify(root / "export" / "unify_oracle" / "mme_unify")
     assert released_understanding_acc(oracle["mme_unify_sipu"]) == 100.0
-    assert "0 failed samples" in stdout
+    assert "0 failed samples" in stdout and "image metrics need the docs" in stdout
+
+
+# The release's `data` keys of the Unify tasks' images: the inputs, then the right candidate and the wrong ones
+# (benchmark_facts.md §1.1).
+RELEASE_DATA_KEYS = {
+    "csq": ["image", "fake_image1", "fake_image2", "fake_image3"],
+    "al": ["image", "image_Auxiliary_lines", *(f"image_Auxiliary_lines_negative{k}" for k in (1, 2, 3))],
+    "sd": ["img_a", "img_b", "img_diff_a", *(f"img_diff_a_negative{k}" for k in (1, 2, 3))],
+}
+
+
+def bytes_of(paths: list[str]) -> list[bytes]:
+    return [Path(p).read_bytes() for p in paths]
+
+
+@pytest.mark.slow
+def test_mme_unify_export_with_data_dir_carries_the_docs_fields_and_reference_images(mme):
+    root, _ = mme
+    data = root / "data"
+    for model in MODELS:
+        plain = ex.read_mme_unify(root / "export" / model / "mme_unify")
+        export = ex.read_mme_unify(root / "export_data" / model / "mme_unify")
+        for task, items in export.items():
+            subtask = task.removeprefix("mme_unify_").removesuffix("_official")
+            rows = parquet_rows(data, "mme_unify", subtask)
+            for item, before in zip(items, plain[task], strict=True):
+                doc = rows[item["doc_id"]]
+                assert item["id"] == doc.get("question_id", doc.get("id")) and item["doc_id"] == before["id"]
+                # the model's output is unchanged by the docs (its image paths aside: they name the export)
+                output = json.dumps([item.get(k) for k in ("output", "outputs", "answer")])
+                assert output.replace("/export_data/", "/export/") == json.dumps(
+                    [before.get(k) for k in ("output", "outputs", "answer")]
+                )
+                for key in ("question", "choice", "source"):
+                    assert item.get(key) == doc.get(key), (task, key)
+                if subtask == "sipu":
+                    assert bytes_of(item["image"]) == [c["bytes"] for c in doc["image"]]
+                elif subtask == "vcot":
+                    steps = [item["data"][f"Step_{k}"] for k in range(len(doc["step_images"]))]
+                    assert bytes_of(steps) == [c["bytes"] for c in doc["step_images"]]
+                    assert item["data"]["Coordinate"] == [json.loads(c) for c in doc["coordinates"]]
+                    assert item["data"]["Action"] == doc["actions"]
+                elif subtask == "tig":
+                    assert bytes_of([item["data"]["image"]]) == [doc["image"]["bytes"]]
+                else:
+                    references = [c["bytes"] for c in doc["inputs"] + doc["candidates"]]
+                    keys = RELEASE_DATA_KEYS[subtask]
+                    assert bytes_of([item["data"][k] for k in keys]) == references, task
 
 
 @pytest.mark.slow
@@ -169,9 +239,13 @@ def uni_mmmu(tmp_path_factory):
         "dreamsim": {"backbone": TINY_DREAMSIM_TYPE, "weights": str(root / "dreamsim"), "device": "cpu"}
     }
     env = offline_env(root / "data", **{METRICS_ENV: json.dumps(metrics)})
-    tasks = "uni_mmmu_jigsaw,uni_mmmu_maze,uni_mmmu_sliding,uni_mmmu_geometry"
+    tasks = ",".join(
+        f"uni_mmmu_{t}"
+        for t in ("jigsaw", "maze", "sliding", "geometry", "maze_official", "sliding_official")
+    )
     judged_cli_runs(root / "runs", tasks, uni_mmmu_verdict, env, MODELS)
     export_cli(root / "runs", "uni_mmmu", root / "export")
+    export_cli(root / "runs", "uni_mmmu", root / "export_data", root / "data")
     return root
 
 
@@ -232,11 +306,69 @@ def test_uni_mmmu_export_has_the_runner_layout_and_every_image(uni_mmmu):
             assert data["summary"]["count_total"] == len(cases) == len(data["manifest"]) == 4
             assert data["summary"]["count_error"] == 0 and all(c["done"] for c in cases.values())
             assert [Path(c["images"][0]).parent.name for c in cases.values()] == (
-                ["cand_01"] * 4 if task in ("uni_mmmu_maze", "uni_mmmu_sliding") else [c for c in cases]
+                ["cand_01"] * 4 if task.split("_")[2] in ("maze", "sliding") else [c for c in cases]
             )
             exported = [[p.read_bytes() for p in c["images"]] for c in cases.values()]
             assert exported == run_media(root / "runs" / model, task), (model, task)
         assert all(len(c["images"]) == 2 for c in export["uni_mmmu_jigsaw"]["cases"].values())
+
+
+def released_image_acc(task: str, cases: dict) -> tuple[float, float]:
+    """Maze/sliding (img step, img sample) accuracy from the exported files alone, located as eval_ummmu.py
+    locates them: the initial image at result.json's ``step0``/``init_png``, the moves in the json file named
+    after its folder, the sliding references = the folder's other PNGs; outputs = ``cand_01/*`` sorted."""
+    step, sample = [], []
+    for case in cases.values():
+        initial_path = Path(case["result"]["step0" if task == "maze" else "init_png"])
+        outputs = [Image.open(p).convert("RGB") for p in case["images"]]
+        if task == "maze":
+            match = re.match(r"^(maze_\d+x\d+?)_(\d{5})_steps$", initial_path.parent.name)
+            truth = json.loads((initial_path.parent.parent / f"{match[1]}_steps_{match[2]}.json").read_text())
+            moves = [m.lower() for m in truth["steps_long"]]
+            exact, frame = maze_image_scores(Image.open(initial_path).convert("RGB"), moves, outputs)
+        else:
+            references = sorted(p for p in initial_path.parent.glob("*.png") if "0000" not in p.name)
+            exact, frame = sliding_image_scores([Image.open(p).convert("RGB") for p in references], outputs)
+        step.append(frame)
+        sample.append(exact)
+    return 100.0 * float(np.mean(step)), 100.0 * float(np.mean(sample))
+
+
+@pytest.mark.slow
+def test_uni_mmmu_export_with_data_dir_has_the_released_references(uni_mmmu):
+    root = uni_mmmu
+    for model in MODELS:
+        export = ex.read_uni_mmmu(root / "export_data" / model / "uni_mmmu")
+        run = root / "runs" / model
+        for task in ("maze", "sliding"):
+            rows = parquet_rows(root / "data", "uni_mmmu", task)
+            cases = export[f"uni_mmmu_{task}_official"]["cases"]
+            key = "step0" if task == "maze" else "init_png"
+            initials = [Path(c["result"][key]).read_bytes() for c in cases.values()]
+            assert initials == [r["initial_image"]["bytes"] for r in rows]
+            # the released image metric from the exported files = our official variant's per-sample scores
+            official = sorted(samples_of(run, f"uni_mmmu_{task}_official"), key=lambda r: r["doc_id"])
+            step, sample = released_image_acc(task, cases)
+            assert step == pytest.approx(100.0 * np.mean([r["img_step_acc"] for r in official])), (
+                model,
+                task,
+            )
+            assert sample == pytest.approx(100.0 * np.mean([r["img_sample_acc"] for r in official]))
+        # jigsaw: case folders named by the item ids, which the written metadata.json lists with the GT images
+        jigsaw = export["uni_mmmu_jigsaw"]
+        reference = root / "export_data" / model / "uni_mmmu" / "reference"
+        metadata = json.loads((reference / "uni_mmmu_jigsaw" / "metadata.json").read_text())
+        rows = parquet_rows(root / "data", "uni_mmmu", "jigsaw")
+        assert (
+            [i["id"] for i in jigsaw["summary"]["per_item"]]
+            == [r["id"] for r in rows]
+            == list(jigsaw["cases"])
+        )
+        assert [i["id"] for i in metadata["items"]] == [r["id"] for r in rows]
+        for item, row in zip(metadata["items"], rows, strict=True):
+            assert item["label"] == row["label"]
+            assert Path(item["gt_completed_2x2_path"]).read_bytes() == row["gt_completed_image"]["bytes"]
+            assert Path(item["gt_wrong_2x2_path"]).read_bytes() == row["gt_wrong_image"]["bytes"]
 
 
 # --- GapEval --------------------------------------------------------------------------------------
@@ -354,3 +486,42 @@ def _png() -> bytes:
     buffer = io.BytesIO()
     Image.new("RGB", (8, 8), (200, 10, 10)).save(buffer, format="PNG")
     return buffer.getvalue()
+
+
+def test_uni_mmmu_code_and_science_cases_are_named_and_referenced_as_released(tmp_path, capsys):
+    generate_uni_mmmu(tmp_path / "data", 2, seed=3)
+    media = tmp_path / "runs" / "m" / "unify_media" / "m-1"
+    media.mkdir(parents=True)
+    (media / "out.png").write_bytes(_png())
+    rows = [{"filtered_resps": output_json(media, ["out.png"]), "target": ""}] * 2
+    tasks = ("uni_mmmu_code", "uni_mmmu_science", "uni_mmmu_jigsaw")
+    results_file = write_run(tmp_path / "runs", "m", dict.fromkeys(tasks, rows))
+    results = json.loads(results_file.read_text())
+    subsets = {"uni_mmmu_code": "code", "uni_mmmu_science": "science", "uni_mmmu_jigsaw": "missing_subset"}
+    results["configs"] = {
+        task: {"dataset_name": subset, "test_split": "test", "metadata": {"benchmark": "uni_mmmu"}}
+        for task, subset in subsets.items()
+    }
+    results_file.write_text(json.dumps(results))
+    arguments = [str(tmp_path / "runs"), "--benchmark", "uni_mmmu", "--out", str(tmp_path / "out")]
+    assert ex.main([*arguments, "--data-dir", str(tmp_path / "data")]) == 0
+    assert "m/uni_mmmu_jigsaw: 2 docs not found" in capsys.readouterr().err
+    export = ex.read_uni_mmmu(tmp_path / "out" / "m" / "uni_mmmu")
+    code_rows = parquet_rows(tmp_path / "data", "uni_mmmu", "code")
+    reference = tmp_path / "out" / "m" / "uni_mmmu" / "reference" / "uni_mmmu_code"
+    # eval_ummmu.py globs `case_*_*` and reads png/svg relative to its dataset_dir
+    assert list(export["uni_mmmu_code"]["cases"]) == [
+        f"case_{k:05d}_{r['id']}" for k, r in enumerate(code_rows)
+    ]
+    for case, row in zip(export["uni_mmmu_code"]["cases"].values(), code_rows, strict=True):
+        assert (reference / case["result"]["png"]).read_bytes() == row["gt_image"]["bytes"]
+        assert (reference / case["result"]["svg"]).read_text() == row["svg"]
+    assert list(export["uni_mmmu_science"]["cases"]) == ["case_01", "case_02"]
+    assert list(export["uni_mmmu_jigsaw"]["cases"]) == ["case_00000", "case_00001"]
+    # without --data-dir: today's text-only export, and a note saying what is missing
+    assert ex.main([*arguments[:-1], str(tmp_path / "plain")]) == 0
+    assert "no --data-dir" in capsys.readouterr().err
+    assert list(ex.read_uni_mmmu(tmp_path / "plain" / "m" / "uni_mmmu")["uni_mmmu_code"]["cases"]) == [
+        "case_00000",
+        "case_00001",
+    ]
