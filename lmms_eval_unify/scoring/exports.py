@@ -33,6 +33,8 @@ from pathlib import Path
 
 from PIL import Image
 
+from lmms_eval_unify.benchmarks import BENCHMARKS
+from lmms_eval_unify.benchmarks.uni_mmmu.spec import STEP_TASKS
 from lmms_eval_unify.record import parse_output, read_image_file
 from lmms_eval_unify.scoring import gapeval as ge
 from lmms_eval_unify.scoring.gallery import (
@@ -47,12 +49,10 @@ from lmms_eval_unify.scoring.results_io import RESULTS_SUFFIX, model_label
 from lmms_eval_unify.scoring.samples import feature_means, sample_unsupported
 from lmms_eval_unify.task import DATA_DIR_ENV
 
-BENCHMARKS = ("mme_unify", "uni_mmmu", "gapeval", "unig2u")
 # Benchmarks whose released image metrics need the docs (``--data-dir``).
 DOC_BENCHMARKS = ("mme_unify", "uni_mmmu")
 # Uni-MMMU tasks whose released runner writes the step images into one candidate folder.
-CANDIDATE_FOLDER_TASKS = ("maze", "sliding")
-UNI_MMMU_TASKS = ("jigsaw", "maze", "sliding", "geometry", "science", "code")
+CANDIDATE_FOLDER_TASKS = STEP_TASKS
 # MME-Unify subtask -> the `category` the released template gives such items.
 MME_CATEGORIES = {
     "sipu": "Single_Image_Perception_and_Understanding",
