@@ -1,4 +1,4 @@
-"""Uni-MMMU code rendering (SVG): scorer, offline item generator and baseline answer space.
+"""Uni-MMMU code rendering (SVG): scorer and baseline answer space.
 
 Protocol (official ``code_rendering.py``): the SVG source; stage 1 the ``<RENDER_SUMMARY>`` text ("now
 thinking, do not generate image now"), stage 2 one rendered image with that text in context. Scoring
@@ -14,7 +14,6 @@ from __future__ import annotations
 import random
 import re
 from dataclasses import dataclass
-from typing import Any
 
 from PIL import Image
 
@@ -22,9 +21,6 @@ from lmms_eval_unify.benchmarks.uni_mmmu.judged import Judged, ask, not_judged, 
 from lmms_eval_unify.benchmarks.uni_mmmu.spec import JUDGED_METRICS, METRICS
 from lmms_eval_unify.benchmarks.uni_mmmu.svg import (
     COLOUR_NAMES,
-    TIERS,
-    describe_svg,
-    generate_svg,
     render_svg,
 )
 from lmms_eval_unify.instruments import FixedPlan
@@ -90,28 +86,6 @@ def score_code(doc: dict, parsed: ParsedOutput, *, task: str = TASK) -> Score:
     return score_judged(
         parsed, IMAGE_METRICS, TEXT_METRICS, judge_images, judge_summary, first_image_only=False
     )
-
-
-# --- offline generator -------------------------------------------------------------------------------
-
-
-def generate_code_items(n: int, seed: int = 0) -> list[dict[str, Any]]:
-    """``n`` programs in the official ``svg/metadata.json`` fields (tiers A, B, C in turn), with the
-    reference rendering and, for the baselines, a ground-truth summary (the official data has none)."""
-    rng = random.Random(f"code/{seed}")
-    items = []
-    for index in range(n):
-        program = generate_svg(TIERS[index % len(TIERS)], rng)
-        items.append(
-            {
-                "id": f"svg_{seed}_{index:05d}",
-                "difficulty": TIERS[index % len(TIERS)],
-                "svg": program,
-                "summary": describe_svg(program),
-                "gt_image": render_svg(program),
-            }
-        )
-    return items
 
 
 # --- baseline answer space ---------------------------------------------------------------------------

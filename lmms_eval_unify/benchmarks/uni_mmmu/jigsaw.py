@@ -1,4 +1,4 @@
-"""Uni-MMMU jigsaw: offline item generator, choice parser, scorer and baseline answer space.
+"""Uni-MMMU jigsaw: choice parser, scorer and baseline answer space.
 
 Public names reused by other benchmarks (UniG2U ``unig2u_jigsaw``): :func:`parse_jigsaw_choice`,
 :func:`score_jigsaw`, :data:`JIGSAW` (answer space), :func:`jigsaw_completions`.
@@ -35,8 +35,6 @@ unset = the paper's DreamSim ensemble."""
 
 JIGSAW_METRICS = METRICS["jigsaw"]
 FINAL_ANSWER = re.compile(r"<FINAL_ANSWER_JSON>\s*({.*?})\s*</FINAL_ANSWER_JSON>", re.IGNORECASE | re.DOTALL)
-GRID = 3
-MASK_COLOUR = (0, 0, 0)
 
 
 def metric_config(family: str) -> dict | None:
@@ -82,70 +80,6 @@ def score_jigsaw(doc: dict, parsed: ParsedOutput) -> Score:
     details["distance"] = scored.distances[0]
     invalid = loaded.reason if isinstance(loaded, OutputFailure) else ""
     return Score({"img_score": 1.0 - scored.distances[0], "text_acc": text_acc}, invalid, details)
-
-
-# --- offline generator -------------------------------------------------------------------------------
-
-
-def _patches(photo: Image.Image, cell: int) -> list[list[Image.Image]]:
-    side = min(photo.size)
-    square = photo.convert("RGB").crop((0, 0, side, side)).resize((cell * GRID, cell * GRID), Image.BICUBIC)
-    return [
-        [square.crop((c * cell, r * cell, (c + 1) * cell, (r + 1) * cell)) for c in range(GRID)]
-        for r in range(GRID)
-    ]
-
-
-def compose_2x2(cells: list[Image.Image]) -> Image.Image:
-    """Top-left, top-right, bottom-left, bottom-right cells as one 2x2 image."""
-    cell = cells[0].size[0]
-    canvas = Image.new("RGB", (2 * cell, 2 * cell))
-    for index, image in enumerate(cells):
-        canvas.paste(image, ((index % 2) * cell, (index // 2) * cell))
-    return canvas
-
-
-def make_jigsaw_item(photo: Image.Image, rng: random.Random, cell: int = 64) -> dict[str, Any]:
-    """One item: crop ``photo`` to a 3x3 grid, keep the top-left 2x2 with the bottom-right cell masked; the
-    true patch and a distractor from the patches outside that 2x2 are the candidates, in random order."""
-    grid = _patches(photo, cell)
-    kept = [grid[0][0], grid[0][1], grid[1][0]]
-    truth = grid[1][1]
-    outside = [grid[r][c] for r in range(GRID) for c in range(GRID) if r == GRID - 1 or c == GRID - 1]
-    distractor = rng.choice(outside)
-    label = rng.randrange(2)
-    candidates = [truth, distractor] if label == 0 else [distractor, truth]
-    return {
-        "ref_image": compose_2x2([*kept, Image.new("RGB", (cell, cell), MASK_COLOUR)]),
-        "cand0_image": candidates[0],
-        "cand1_image": candidates[1],
-        "label": label,
-        "gt_completed_image": compose_2x2([*kept, truth]),
-        "gt_wrong_image": compose_2x2([*kept, distractor]),
-    }
-
-
-def sample_photos() -> list[Image.Image]:
-    """Colour photographs bundled with scikit-image (no download)."""
-    from skimage import data
-
-    names = ("astronaut", "coffee", "chelsea", "rocket", "immunohistochemistry", "retina", "colorwheel")
-    return [Image.fromarray(getattr(data, name)()).convert("RGB") for name in names]
-
-
-def generate_jigsaw_items(n: int, seed: int = 0) -> list[dict[str, Any]]:
-    """``n`` items (deterministic in ``seed``), photos cycled, random crop offsets and distractors."""
-    rng = random.Random(f"jigsaw/{seed}")
-    photos = sample_photos()
-    items = []
-    for index in range(n):
-        photo = photos[index % len(photos)]
-        side = min(photo.size)
-        crop = rng.randint(side // 2, side)
-        left, top = rng.randint(0, photo.size[0] - crop), rng.randint(0, photo.size[1] - crop)
-        item = make_jigsaw_item(photo.crop((left, top, left + crop, top + crop)), rng)
-        items.append({"id": f"jigsaw_{seed}_{index:05d}", **item})
-    return items
 
 
 # --- baseline answer space ---------------------------------------------------------------------------

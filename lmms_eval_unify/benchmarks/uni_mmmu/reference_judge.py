@@ -29,7 +29,7 @@ import re
 import numpy as np
 from PIL import Image
 
-from lmms_eval_unify.benchmarks.uni_mmmu.science import COLOURS, POSITIONS
+from lmms_eval_unify.benchmarks.uni_mmmu.offline.science import COLOURS, POSITIONS
 from lmms_eval_unify.benchmarks.uni_mmmu.svg import PALETTE
 from lmms_eval_unify.testing.openai_server import ChatRequest
 

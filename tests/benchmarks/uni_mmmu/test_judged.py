@@ -12,6 +12,9 @@ from PIL import Image
 
 from lmms_eval_unify.benchmarks.uni_mmmu import code, geometry, reference_judge, science, svg
 from lmms_eval_unify.benchmarks.uni_mmmu.judged import JUDGES_ENV
+from lmms_eval_unify.benchmarks.uni_mmmu.offline import code as offline_code
+from lmms_eval_unify.benchmarks.uni_mmmu.offline import geometry as offline_geometry
+from lmms_eval_unify.benchmarks.uni_mmmu.offline import science as offline_science
 from lmms_eval_unify.benchmarks.uni_mmmu.task import UniMMMUTask
 from lmms_eval_unify.judges import JudgeNotConfiguredError, reset_judge_state
 from lmms_eval_unify.protocols import Phase
@@ -21,9 +24,9 @@ from lmms_eval_unify.testing.openai_server import Fault, OpenAICompatServer, fix
 N = 6
 TASKS_DIR = Path(__file__).parents[3] / "tasks" / "uni_mmmu"
 TASKS = {
-    "geometry": (geometry.generate_geometry_items, geometry.GEOMETRY, geometry.score_geometry),
-    "science": (science.generate_science_items, science.SCIENCE, science.score_science),
-    "code": (code.generate_code_items, code.CODE, code.score_code),
+    "geometry": (offline_geometry.generate_geometry_items, geometry.GEOMETRY, geometry.score_geometry),
+    "science": (offline_science.generate_science_items, science.SCIENCE, science.score_science),
+    "code": (offline_code.generate_code_items, code.CODE, code.score_code),
 }
 METRICS = {
     "geometry": {"img_acc": 1.0, "text_acc": 1.0},

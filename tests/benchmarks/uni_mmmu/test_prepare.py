@@ -4,10 +4,10 @@ import datasets
 import numpy as np
 import pytest
 
-from lmms_eval_unify.benchmarks.uni_mmmu.code import generate_code_items
-from lmms_eval_unify.benchmarks.uni_mmmu.geometry import generate_geometry_items
-from lmms_eval_unify.benchmarks.uni_mmmu.jigsaw import generate_jigsaw_items
+from lmms_eval_unify.benchmarks.uni_mmmu.offline.code import generate_code_items
 from lmms_eval_unify.benchmarks.uni_mmmu.offline.data import prepare_main
+from lmms_eval_unify.benchmarks.uni_mmmu.offline.geometry import generate_geometry_items
+from lmms_eval_unify.benchmarks.uni_mmmu.offline.jigsaw import generate_jigsaw_items
 from lmms_eval_unify.benchmarks.uni_mmmu.offline.prepare import (
     GEOMETRY_JSON,
     JIGSAW_METADATA,
@@ -15,7 +15,7 @@ from lmms_eval_unify.benchmarks.uni_mmmu.offline.prepare import (
     SLIDING_SUMMARY,
     SVG_METADATA,
 )
-from lmms_eval_unify.benchmarks.uni_mmmu.science import generate_science_items
+from lmms_eval_unify.benchmarks.uni_mmmu.offline.science import generate_science_items
 from lmms_eval_unify.puzzles import DOMAINS
 from lmms_eval_unify.puzzles.sliding import SOLVED
 

@@ -154,7 +154,7 @@ def test_subtask_table_follows_the_scoring_contract():
 def test_jigsaw_reuses_the_uni_mmmu_parser_with_unig2u_fields(data_dir):
     import numpy as np
 
-    from lmms_eval_unify.benchmarks.uni_mmmu.jigsaw import generate_jigsaw_items
+    from lmms_eval_unify.benchmarks.uni_mmmu.offline.jigsaw import generate_jigsaw_items
     from lmms_eval_unify.benchmarks.unig2u.scoring import score_jigsaw
 
     docs = load_docs("jigsaw", data_dir)

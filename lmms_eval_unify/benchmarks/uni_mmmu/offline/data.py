@@ -6,10 +6,10 @@ from pathlib import Path
 from typing import Any
 
 from lmms_eval_unify.benchmarks.fixtures import write_parquet
-from lmms_eval_unify.benchmarks.uni_mmmu.code import generate_code_items
-from lmms_eval_unify.benchmarks.uni_mmmu.geometry import generate_geometry_items
-from lmms_eval_unify.benchmarks.uni_mmmu.jigsaw import generate_jigsaw_items
-from lmms_eval_unify.benchmarks.uni_mmmu.science import generate_science_items
+from lmms_eval_unify.benchmarks.uni_mmmu.offline.code import generate_code_items
+from lmms_eval_unify.benchmarks.uni_mmmu.offline.geometry import generate_geometry_items
+from lmms_eval_unify.benchmarks.uni_mmmu.offline.jigsaw import generate_jigsaw_items
+from lmms_eval_unify.benchmarks.uni_mmmu.offline.science import generate_science_items
 from lmms_eval_unify.puzzles.dataset import write_uni_mmmu_puzzles
 
 

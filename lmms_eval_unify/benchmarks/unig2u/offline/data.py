@@ -28,7 +28,7 @@ from PIL import Image, ImageDraw
 
 from lmms_eval_unify.benchmarks.fixtures import png_cell, sample_photo, write_parquet
 from lmms_eval_unify.benchmarks.release import Problems, report, write_all_or_nothing
-from lmms_eval_unify.benchmarks.uni_mmmu.jigsaw import generate_jigsaw_items
+from lmms_eval_unify.benchmarks.uni_mmmu.offline.jigsaw import generate_jigsaw_items
 from lmms_eval_unify.benchmarks.unig2u.prompts import SCENES, SHAPES
 from lmms_eval_unify.benchmarks.unig2u.spec import (
     BABYVISION_FILE,
