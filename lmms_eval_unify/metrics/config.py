@@ -48,7 +48,12 @@ class MissingWeightsError(FileNotFoundError):
     """Raised when a backbone's weights are not available offline; never falls back to random weights."""
 
     def __init__(self, backbone: str, looked_in: list[str], env_var: str, how_to_get: str) -> None:
-        self.backbone, self.looked_in, self.env_var, self.how_to_get = backbone, looked_in, env_var, how_to_get
+        self.backbone, self.looked_in, self.env_var, self.how_to_get = (
+            backbone,
+            looked_in,
+            env_var,
+            how_to_get,
+        )
         super().__init__(
             f"No weights for metric backbone {backbone!r}. Looked in: {', '.join(looked_in)}. "
             f"Supply the file by setting {env_var}=/path/to/checkpoint (or MetricConfig(weights=...)). "

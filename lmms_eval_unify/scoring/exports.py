@@ -34,6 +34,7 @@ from pathlib import Path
 from PIL import Image
 
 from lmms_eval_unify.benchmarks import BENCHMARKS
+from lmms_eval_unify.benchmarks.mme_unify import spec as mme_spec
 from lmms_eval_unify.benchmarks.uni_mmmu.spec import STEP_TASKS
 from lmms_eval_unify.record import parse_output, read_image_file
 from lmms_eval_unify.scoring import gapeval as ge
@@ -67,9 +68,9 @@ MME_CATEGORIES = {
     "sd": "Uinfy_capability",
     "vcot": "Visual CoT",
 }
-MME_UNDERSTANDING = ("sipu", "mitiu", "vpu")
-MME_IMAGE_ONLY = ("fir", "tie", "tig")
-MME_VIDEO = ("civg", "tvg", "vp")
+MME_UNDERSTANDING = tuple(s.lower() for s in mme_spec.UNDERSTANDING)
+MME_IMAGE_ONLY = tuple(s.lower() for s in mme_spec.IMAGE_GENERATION)
+MME_VIDEO = tuple(s.lower() for s in mme_spec.VIDEO)
 # MME-Unify subtask -> (column of our data, the release's `data` keys of its images in order).
 MME_REFERENCES: dict[str, tuple[tuple[str, tuple[str, ...]], ...]] = {
     "fir": (("image", ("image",)),),

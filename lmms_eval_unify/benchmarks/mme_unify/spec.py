@@ -49,6 +49,9 @@ UNIFY = ("IEE", "CSQ", "AL", "SD", "VCoT")
 DOMAINS = {"understanding": UNDERSTANDING, "generation": GENERATION, "unify": UNIFY}
 UNIFY_QA = ("IEE", "CSQ", "AL", "SD")
 VIDEO = ("CIVG", "TVG", "VP")
+IMAGE_GENERATION = tuple(s for s in GENERATION if s not in VIDEO)
+VIDEO_UNDERSTANDING = ("VPU",)
+"""Understanding subtasks whose input is a video."""
 CLIP_SCORED = ("TIE", "TIG")
 SCORING_VARIANTS = ("corrected", "official")
 """``corrected`` (ours) or ``official`` (the released scripts, bugs included; docs/fidelity/mme_unify.md)."""

@@ -76,7 +76,8 @@ def test_oracle_scores_100_on_every_programmatic_subtask(data_dir, tmp_path):
     image_steps = _metric(results, "vcot", "image_steps")
     assert _metric(results, "vcot", "image_steps_correct") == image_steps == pytest.approx(steps - 1)
     assert _metric(results, "fir", "lpips") == pytest.approx(0.0, abs=1e-6)
-    assert _metric(results, "tie", "clip_i") == _metric(results, "tig", "clip_i") == pytest.approx(1.0)
+    for task in ("tie", "tig"):  # the generated image is the reference: cosine 1 up to float rounding
+        assert _metric(results, task, "clip_i") == pytest.approx(1.0)
     for task in ("civg", "tvg", "vp"):
         assert _metric(results, task, "fvd") == pytest.approx(0.0, abs=1e-6)
     # every task reports invalid_outputs; the one TVG item without reference is skipped, not invalid

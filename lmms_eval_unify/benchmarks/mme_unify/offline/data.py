@@ -25,6 +25,7 @@ from PIL import Image, ImageDraw, ImageOps
 
 from lmms_eval_unify.benchmarks.fixtures import sample_photo, write_parquet
 from lmms_eval_unify.benchmarks.mme_unify import vcot
+from lmms_eval_unify.benchmarks.mme_unify.spec import GENERATION, UNDERSTANDING, UNIFY_QA, VIDEO_UNDERSTANDING
 
 PHOTOS = ("astronaut", "coffee", "chelsea", "rocket", "camera", "coins")
 PHOTO_NAMES = ("astronaut", "coffee", "cat", "rocket", "camera", "coins")
@@ -278,23 +279,27 @@ def generation_rows(subtask: str, n: int, rng: random.Random, media_dir: Path) -
     return rows
 
 
+UNIFY_QA_ROWS = {"IEE": iee_rows, "CSQ": csq_rows, "AL": al_rows, "SD": sd_rows}
+"""The row builder of each unify QA subtask of the spec."""
+
+
 def generate(out_dir: str | Path, n: int, seed: int = 0) -> list[Path]:
     """``n`` items of every generated subtask (see the module docstring)."""
     root = Path(out_dir) / "mme_unify"
     rng = random.Random(seed)
     written = []
-    for subtask in ("SIPU", "MITIU", "VPU"):
+    for subtask in UNDERSTANDING:
         rows = understanding_rows(subtask, n, rng, root / subtask.lower() / "media")
-        lists = ("image",) if subtask != "VPU" else ()
+        lists = ("image",) if subtask not in VIDEO_UNDERSTANDING else ()
         written.append(write_parquet(rows, root / subtask.lower() / "test.parquet", image_lists=lists))
-    for subtask in ("FIR", "TIE", "TIG", "CIVG", "TVG", "VP"):
+    for subtask in GENERATION:
         rows = generation_rows(subtask, n, rng, root / subtask.lower() / "media")
         images = tuple(k for k in ("image", "edited_image") if k in rows[0])
         written.append(write_parquet(rows, root / subtask.lower() / "test.parquet", images=images))
-    for name, build in (("iee", iee_rows), ("csq", csq_rows), ("al", al_rows), ("sd", sd_rows)):
-        rows = build(n, rng)
+    for subtask in UNIFY_QA:
+        rows = UNIFY_QA_ROWS[subtask](n, rng)
         written.append(
-            write_parquet(rows, root / name / "test.parquet", image_lists=("inputs", "candidates"))
+            write_parquet(rows, root / subtask.lower() / "test.parquet", image_lists=("inputs", "candidates"))
         )
     written.append(
         write_parquet(
