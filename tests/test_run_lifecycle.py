@@ -95,7 +95,10 @@ def test_failed_task_exits_nonzero_and_siblings_keep_their_results(data_dir, tmp
 def test_model_that_cannot_be_built_exits_nonzero(data_dir, tmp_path):
     done = lmms_eval(tmp_path / "run", "unify_oracle", PUZZLES, clean_env(data_dir), "--model_args", "seed=x")
     assert done.returncode == 1
-    assert "run FAILED before any task was scored: ValueError" in done.stderr
+    assert (
+        "run FAILED before any task was scored: ModelArgumentError: unify_oracle: model argument seed='x': "
+        "expected int" in done.stderr
+    )
 
 
 def test_every_sample_invalid_exits_nonzero(data_dir, tmp_path):
