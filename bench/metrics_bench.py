@@ -306,8 +306,10 @@ def main() -> None:
         if "choice" in name:
             agree, deviation, margins = compare_choices(module_values, naive_values)
             results[name] = {"flipped_margins": margins["flipped"], "near_ties": margins["near_ties"]}
-            print(f"  {name}: {margins['near_ties']} near-ties (margin <= {CHOICE_MARGIN_TOLERANCE}) not compared; "
-                  f"margins of flipped choices {margins['flipped']}; median margin {margins['median']:.2e}")
+            print(
+                f"  {name}: {margins['near_ties']} near-ties (margin <= {CHOICE_MARGIN_TOLERANCE}) not compared; "
+                f"margins of flipped choices {margins['flipped']}; median margin {margins['median']:.2e}"
+            )
         else:
             agree = bool(np.allclose(module_values, naive_values, rtol=2e-2, atol=2e-2))
             deviation = float(np.max(np.abs(np.subtract(module_values, naive_values))))

@@ -21,10 +21,10 @@ import datasets
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 from board_reference import board_corpus, reference_board, reference_fractions  # noqa: E402
+from tasks.uni_mmmu.utils import maze_process_results, sliding_process_results  # noqa: E402
 
 from lmms_eval_unify.puzzles import maze, sliding  # noqa: E402
 from lmms_eval_unify.record import parse_output  # noqa: E402
-from tasks.uni_mmmu.utils import maze_process_results, sliding_process_results  # noqa: E402
 
 PROCESS_RESULTS = {"maze": maze_process_results, "sliding": sliding_process_results}
 PARSERS = {
