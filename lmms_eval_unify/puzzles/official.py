@@ -110,17 +110,21 @@ class ReleasedMaze:
     goal: tuple[int, int] | None
 
 
-def released_maze_parse(image: Image.Image) -> ReleasedMaze:
-    """The released maze parser (tolerance 0.75, start 0.25x, goal 0.75x, fallbacks 0.08 / 0.25)."""
-    pixels = image_to_array(image)
-    box = released_crop_box(
+def released_maze_box(pixels: np.ndarray) -> tuple[int, int, int, int]:
+    """(top, left, bottom, right) of the released maze crop, its swapped height/width clamp included."""
+    return released_crop_box(
         pixels,
         nearest_palette_distance(pixels, [maze.WALL, maze.START, maze.GOAL, maze.PATH]),
         nearest_palette_distance(pixels, [maze.WHITE, maze.FLOOR]),
         0.003,
         swap_clamp=True,
     )
-    top, left, bottom, right = box
+
+
+def released_maze_parse(image: Image.Image) -> ReleasedMaze:
+    """The released maze parser (tolerance 0.75, start 0.25x, goal 0.75x, fallbacks 0.08 / 0.25)."""
+    pixels = image_to_array(image)
+    top, left, bottom, right = released_maze_box(pixels)
     cells = _cell_labels(
         pixels[top:bottom, left:right], [maze.FLOOR, maze.WALL, maze.START, maze.GOAL], MAZE_SIZE
     )

@@ -6,7 +6,7 @@ import json
 from PIL import Image
 
 from lmms_eval_unify.media import MediaStore
-from lmms_eval_unify.puzzles import DOMAINS, maze
+from lmms_eval_unify.puzzles import DOMAINS
 from lmms_eval_unify.puzzles.maze import WHITE, MazeState
 from lmms_eval_unify.puzzles.official import (
     BOTH,
@@ -14,8 +14,7 @@ from lmms_eval_unify.puzzles.official import (
     GOAL,
     START,
     image_to_array,
-    nearest_palette_distance,
-    released_crop_box,
+    released_maze_box,
     released_maze_parse,
     released_maze_references,
     released_sliding_grid,
@@ -56,15 +55,7 @@ def test_landscape_maze_page_gives_an_empty_released_board():
     # The crop [21:409, 44:432] is white page, nearest to the floor colour: every cell " ", no start.
     page = Image.new("RGB", (900, 432), WHITE)
     page.paste(MAZE.render(STATE), (450, 0))
-    pixels = image_to_array(page)
-    box = released_crop_box(
-        pixels,
-        nearest_palette_distance(pixels, [maze.WALL, maze.START, maze.GOAL, maze.PATH]),
-        nearest_palette_distance(pixels, [maze.WHITE, maze.FLOOR]),
-        0.003,
-        swap_clamp=True,
-    )
-    assert box == (21, 44, 409, 432)
+    assert released_maze_box(image_to_array(page)) == (21, 44, 409, 432)
     parsed = released_maze_parse(page)
     assert parsed.grid == ((FLOOR,) * 6,) * 6 and parsed.start is None and parsed.goal is None
     assert MAZE.parse_grid(page) == MAZE.grid_of(STATE)  # ours reads it
