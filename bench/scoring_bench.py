@@ -10,6 +10,7 @@ that the board reader equals the per-pixel reference on a generated corpus.
 from __future__ import annotations
 
 import argparse
+import functools
 import glob
 import json
 import os
@@ -21,12 +22,12 @@ import datasets
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
 from board_reference import board_corpus, reference_board, reference_fractions  # noqa: E402
-from tasks.uni_mmmu.utils import maze_process_results, sliding_process_results  # noqa: E402
 
+from lmms_eval_unify.benchmarks.uni_mmmu.scoring import score_puzzle  # noqa: E402
 from lmms_eval_unify.puzzles import maze, sliding  # noqa: E402
 from lmms_eval_unify.record import parse_output  # noqa: E402
 
-PROCESS_RESULTS = {"maze": maze_process_results, "sliding": sliding_process_results}
+PROCESS_RESULTS = {domain: functools.partial(score_puzzle, domain=domain) for domain in ("maze", "sliding")}
 PARSERS = {
     "maze": (maze.READER, maze.MazeDomain(), maze.generate_maze),
     "sliding": (sliding.READER, sliding.SlidingDomain(), sliding.generate_sliding),
