@@ -25,7 +25,7 @@ from lmms_eval_unify.model_adapters.official_code import (
 )
 from PIL import Image
 
-from lmms_eval_unify.model import UNDERSTAND_AND_GENERATE, ModelSettings, UnifiedModel, run_only, seeded
+from lmms_eval_unify.model import UNDERSTAND_AND_GENERATE, ModelSettings, UnifiedModel, run_only
 
 REPO_URL = "https://github.com/showlab/Show-o (folder show-o2)"
 DEFAULT_CONFIG = "configs/showo2_1.5b_demo_432x432.yaml"
@@ -122,7 +122,13 @@ class ShowO2Backend:
         return self.tokenizer.batch_decode(torch.stack(tokens).squeeze()[None], skip_special_tokens=True)[0]
 
     @torch.no_grad()
-    def generate(self, prompt: str, guidance_scale: float, num_steps: int) -> Image.Image:
+    def generate(
+        self, prompts: list[str], seeds: list[int], guidance_scale: float, num_steps: int
+    ) -> list[Image.Image]:
+        """Text-to-image for several prompts in one sampler run, batched as ``inference_t2i.py`` batches them
+        (conditional rows, then unconditional rows), except that each item's initial noise comes from its
+        own seed (the script draws one tensor for the whole batch): an item's image does not depend on the
+        batch it is in, up to batched-kernel rounding (the Euler ODE sampler adds no noise)."""
         (
             num_image_tokens,
             _,
@@ -145,7 +151,7 @@ class ShowO2Backend:
         ) = self.hyper
         device, transport_config = self.device, self.config.transport
         text, text_null, positions, positions_null = self.prepare_gen_input(
-            [prompt],
+            prompts,
             self.tokenizer,
             num_image_tokens,
             bos_id,
@@ -157,7 +163,8 @@ class ShowO2Backend:
             max_text_len,
             device,
         )
-        z = torch.randn((1, latent_dim, latent_height * patch_size, latent_width * patch_size))
+        shape = (1, latent_dim, latent_height * patch_size, latent_width * patch_size)
+        z = torch.cat([torch.randn(shape, generator=torch.Generator().manual_seed(seed)) for seed in seeds])
         z = z.to(torch.bfloat16).to(device)
         if guidance_scale > 0:
             z = torch.cat([z, z])
@@ -193,7 +200,7 @@ class ShowO2Backend:
         )[-1]
         latents = torch.chunk(latents, 2)[0] if guidance_scale > 0 else latents
         images = self.vae.batch_decode(latents.unsqueeze(2)).squeeze(2)
-        return Image.fromarray(self.utils.denorm(images)[0])
+        return [Image.fromarray(array) for array in self.utils.denorm(images)]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -251,10 +258,20 @@ class ShowO2(UnifiedModel):
         return self.backend.understand(images[0].convert("RGB"), prompt, max_new).strip()
 
     def generate_image(self, prompt: str, images: list[Image.Image], **decoding: Any) -> Image.Image:
-        if images:
-            self._notes.warn(TEXT_ONLY_GENERATION_NOTE.format(model=self.model_id, n=len(images)))
-        with seeded(int(decoding["seed"]), self.device):
-            image = self.backend.generate(
-                prompt, self.settings.guidance_scale, self.settings.num_inference_steps
-            )
-        return image.convert("RGB")
+        return self.generate_image_batch([(prompt, images, decoding)])[0]
+
+    def generate_image_batch(
+        self, batch: list[tuple[str, list[Image.Image], dict[str, Any]]]
+    ) -> list[Image.Image]:
+        """One sampler run for the whole batch, each item from its own seed (text only: input images are
+        not given to the generator)."""
+        for _, images, _ in batch:
+            if images:
+                self._notes.warn(TEXT_ONLY_GENERATION_NOTE.format(model=self.model_id, n=len(images)))
+        pictures = self.backend.generate(
+            [prompt for prompt, _, _ in batch],
+            [int(decoding["seed"]) for _, _, decoding in batch],
+            self.settings.guidance_scale,
+            self.settings.num_inference_steps,
+        )
+        return [picture.convert("RGB") for picture in pictures]

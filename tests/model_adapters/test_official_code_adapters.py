@@ -129,20 +129,30 @@ class FakeShowO2Backend:
         self.calls.append(("understand", image.size, question, max_new_tokens))
         return " a maze \n"
 
-    def generate(self, prompt, guidance_scale, num_steps):
-        self.calls.append(("generate", prompt, guidance_scale, num_steps))
-        return _random_image()
+    def generate(self, prompts, seeds, guidance_scale, num_steps):
+        self.calls.append(("generate", prompts, guidance_scale, num_steps))
+        return [_seed_image(seed) for seed in seeds]
+
+
+def _seed_image(seed):
+    colour = torch.randint(0, 256, (3,), generator=torch.Generator().manual_seed(seed))
+    return Image.new("RGB", (16, 16), tuple(int(v) for v in colour))
 
 
 @pytest.fixture
 def show_o2(monkeypatch, tmp_path):
+    def build(**model_args):
+        model = ShowO2(output_dir=str(tmp_path / str(len(model_args))), **model_args)
+        model.task_dict = {"toy": {"test": {i: {} for i in range(10)}}}
+        return model
+
     monkeypatch.setattr(ShowO2, "_load_backend", lambda self: FakeShowO2Backend())
-    model = ShowO2(output_dir=str(tmp_path))
-    model.task_dict = {"toy": {"test": {i: {} for i in range(10)}}}
-    return model
+    build.default = build()
+    return build
 
 
 def test_show_o2_sees_one_image_and_draws_from_text_with_official_defaults(show_o2):
+    show_o2 = show_o2.default
     request = make_request(
         "[GEN_PROMPT]draw[/GEN_PROMPT][QUESTION]what?[/QUESTION]",
         {"visual_cot": True, "max_new_tokens": 1024},
@@ -151,14 +161,104 @@ def test_show_o2_sees_one_image_and_draws_from_text_with_official_defaults(show_
     out = parse_output(show_o2.generate_until([request])[0])
     assert out.failure is None and out.record.text == "a maze"
     generate, understand = show_o2.backend.calls
-    assert generate == ("generate", "draw", 5.0, 50)
+    assert generate == ("generate", ["draw"], 5.0, 50)
     assert understand == ("understand", (8, 8), "what?", 300)  # the first image only; official 300-token cap
     assert show_o2.max_input_images == 1
 
 
 def test_show_o2_understanding_without_an_image_is_an_error(show_o2):
     with pytest.raises(ValueError, match="needs an image"):
-        show_o2.understand([], "hello")
+        show_o2.default.understand([], "hello")
+
+
+def test_show_o2_generates_a_window_in_one_backend_call_with_per_sample_seeds(show_o2):
+    requests = [
+        make_request(
+            f"[GEN_PROMPT]draw {i}[/GEN_PROMPT][QUESTION]q{i}?[/QUESTION]", {"visual_cot": True}, doc_id=i
+        )
+        for i in range(3)
+    ]
+    batched = show_o2(batch_size=3)
+    outputs = [parse_output(text) for text in batched.generate_until(requests)]
+    generate_calls = [call for call in batched.backend.calls if call[0] == "generate"]
+    assert generate_calls == [("generate", ["draw 0", "draw 1", "draw 2"], 5.0, 50)]
+    single = show_o2.default
+    for request, output in zip(requests, outputs, strict=True):
+        alone = parse_output(single.generate_until([request])[0])
+        assert output.load_images() == alone.load_images()  # the same seed per sample, batched or not
+
+
+class ShowO2StandIns:
+    """The official modules the backend's text-to-image routine calls, with row-independent arithmetic:
+    a velocity that depends on each row's noise and text, CFG over [conditional rows, unconditional rows]
+    as ``t2i_generate`` splits them, an Euler sampler, and an identity VAE."""
+
+    hyper = (4, None, 16, 6, 3, 1, 4, 4, 0, 1, 2, 3, 4, None, None, 5, None, None)
+
+    def __init__(self):
+        self.batch_rows = []
+
+    def prepare_gen_input(
+        self, prompts, tokenizer, n_image, bos, eos, boi, eoi, pad, img_pad, max_text, device
+    ):
+        text = torch.tensor([[ord(c) for c in p[:max_text].ljust(max_text)] for p in prompts])
+        positions = torch.ones(len(prompts), 1, 2, dtype=torch.long)
+        return text, torch.zeros_like(text), positions, positions.clone()
+
+    def omni_attn_mask_naive(self, rows, max_seq_len, positions, device):
+        assert positions.shape[0] == rows
+        return torch.ones(rows, 1, max_seq_len, max_seq_len)
+
+    def t2i_generate(self, x, t, text_tokens, attention_mask, guidance_scale, **kwargs):
+        self.batch_rows.append(x.shape[0])
+        velocity = -x + text_tokens.float().mean(dim=1).view(-1, 1, 1, 1).to(x.dtype) / 1000
+        conditional, unconditional = velocity.chunk(2)
+        guided = unconditional + guidance_scale * (conditional - unconditional)
+        return torch.cat([guided, guided])
+
+    def sample_ode(self, num_steps, **kwargs):
+        def sample(z, model_fn, **model_kwargs):
+            x = z
+            for step in range(num_steps):
+                x = x + model_fn(x, step / num_steps, **model_kwargs) / num_steps
+            return [z, x]
+
+        return sample
+
+
+def _stand_in_backend(stand_ins):
+    from lmms_eval_unify.model_adapters.show_o2 import ShowO2Backend
+
+    backend = ShowO2Backend.__new__(ShowO2Backend)  # the official modules are replaced, not loaded
+    transport_config = SimpleNamespace(
+        path_type=None, prediction=None, loss_weight=None, train_eps=None, sample_eps=None, snr_type=None,
+        do_shift=None, sampling_method="euler", atol=None, rtol=None, reverse=False, time_shifting_factor=None,
+    )  # fmt: skip
+    backend.hyper, backend.device, backend.dtype = stand_ins.hyper, torch.device("cpu"), torch.float32
+    backend.config = SimpleNamespace(transport=transport_config)
+    backend.tokenizer, backend.prepare_gen_input = None, stand_ins.prepare_gen_input
+    backend.models = SimpleNamespace(omni_attn_mask_naive=stand_ins.omni_attn_mask_naive)
+    backend.transport = SimpleNamespace(
+        create_transport=lambda **kwargs: None, Sampler=lambda transport: stand_ins
+    )
+    backend.model = SimpleNamespace(t2i_generate=stand_ins.t2i_generate)
+    backend.vae = SimpleNamespace(batch_decode=lambda latents: latents)
+    backend.utils = SimpleNamespace(
+        denorm=lambda images: ((images.float().clamp(-1, 1) + 1) * 127.5).permute(0, 2, 3, 1).byte().numpy()
+    )
+    return backend
+
+
+def test_show_o2_backend_batch_equals_single_prompt_runs():
+    stand_ins = ShowO2StandIns()
+    backend = _stand_in_backend(stand_ins)
+    prompts, seeds = ["a red cube", "two cats", "x"], [7, 11, 7]
+    batched = backend.generate(prompts, seeds, 5.0, 4)
+    assert stand_ins.batch_rows == [6] * 4  # three conditional + three unconditional rows per step
+    singles = [backend.generate([p], [s], 5.0, 4)[0] for p, s in zip(prompts, seeds, strict=True)]
+    assert [image.tobytes() for image in batched] == [image.tobytes() for image in singles]
+    assert batched[0].tobytes() != batched[2].tobytes()  # same seed, different prompt
+    assert len({image.tobytes() for image in batched}) == 3
 
 
 # ---- OmniGen2 -------------------------------------------------------------------------------------------
