@@ -33,7 +33,7 @@ from lmms_eval_unify.metrics.config import (
     torch_hub_checkpoint,
 )
 from lmms_eval_unify.metrics.distributed import gather_variable_length
-from lmms_eval_unify.metrics.encoders import ImageEncoder
+from lmms_eval_unify.metrics.encoders import ImageEncoder, as_channels_last
 from lmms_eval_unify.metrics.frechet import FeatureStatistics, frechet_distance_between
 from lmms_eval_unify.metrics.images import (
     IMAGENET_MEAN,
@@ -155,9 +155,10 @@ def load_image_features(config: MetricConfig) -> ImageEncoder:
         raise ValueError("the 'tiny' feature backbone exists only with weights='random' (tests/benchmarks)")
     build, transform = _IMAGE_BACKBONES[config.backbone]
     net = build(config)
-    if isinstance(net, nn.Module):
-        net = net.eval().requires_grad_(False).to(config.torch_device)
-    return ImageEncoder(config, transform, net)
+    convolutional = isinstance(net, nn.Module)  # torch-fidelity's network takes its own uint8 layout
+    if convolutional:
+        net = as_channels_last(net.eval().requires_grad_(False).to(config.torch_device))
+    return ImageEncoder(config, transform, net, channels_last=convolutional)
 
 
 def _official_or_set(

@@ -22,7 +22,7 @@ from lmms_eval_unify.metrics.config import (
     seeded_random_init,
     torch_hub_checkpoint,
 )
-from lmms_eval_unify.metrics.encoders import unique_image_items
+from lmms_eval_unify.metrics.encoders import as_channels_last, unique_image_items
 from lmms_eval_unify.metrics.images import ImageInput, decode_items, group_by_shape
 from lmms_eval_unify.metrics.registry import get_backbone
 
@@ -73,7 +73,8 @@ def load_lpips(config: MetricConfig) -> LpipsBackbone:
         model = lpips.LPIPS(net=config.backbone, pnet_rand=True, verbose=False)
     if trunk_path is not None:
         _load_trunk_weights(model, config.backbone, trunk_path)
-    return LpipsBackbone(model.eval().requires_grad_(False).to(config.torch_device), threading.Lock(), config)
+    model = as_channels_last(model.eval().requires_grad_(False).to(config.torch_device))
+    return LpipsBackbone(model, threading.Lock(), config)
 
 
 def resize_pair_to_common_size(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -118,6 +119,6 @@ def lpips_distance(
         for indices, side_a in group_by_shape([a for a, _ in pairs]):
             side_b = torch.stack([pairs[i][1] for i in indices])
             with backbone.lock, encoder_autocast(backbone.config):
-                out = backbone.model(side_a, side_b, normalize=normalize)
+                out = backbone.model(as_channels_last(side_a), as_channels_last(side_b), normalize=normalize)
             distances[[chunk[i] for i in indices]] = out.flatten().double().cpu()
     return distances

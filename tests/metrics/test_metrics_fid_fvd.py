@@ -169,3 +169,19 @@ def test_standard_fid_feeds_uint8_images_to_tf_inception_without_antialias(
     with torch.no_grad():
         expected = torch.cat([reference(torch.stack(images[:3])), reference(torch.stack(images[3:]))])
     torch.testing.assert_close(features, expected, rtol=1e-5, atol=1e-5)
+
+
+def test_convolutional_feature_nets_run_in_channels_last(tiny_fid_config, make_images):
+    """Channels-last is the faster conv layout (CPU oneDNN, CUDA cuDNN); the features stay those of the
+    contiguous reference network (the per-pair test above)."""
+    encoder = get_backbone(tiny_fid_config, load_image_features)
+    convolutions = [m for m in encoder.forward.modules() if isinstance(m, nn.Conv2d)]
+    assert encoder.channels_last and convolutions
+    assert all(m.weight.is_contiguous(memory_format=torch.channels_last) for m in convolutions)
+    seen = []
+    hook = convolutions[0].register_forward_pre_hook(lambda module, inputs: seen.append(inputs[0]))
+    try:
+        fid(make_images(2), make_images(2, seed=1), config=tiny_fid_config)
+    finally:
+        hook.remove()
+    assert seen and all(x.is_contiguous(memory_format=torch.channels_last) for x in seen)

@@ -93,3 +93,17 @@ def test_trunk_checkpoint_from_env_var_is_loaded_into_every_slice(tmp_path, monk
 def test_unsupported_backbone_is_rejected(make_images):
     with pytest.raises(ValueError, match="unsupported LPIPS backbone"):
         lpips_distance(make_images(1), make_images(1), config={"backbone": "squeeze", "weights": "random"})
+
+
+def test_lpips_trunk_runs_in_channels_last(random_lpips_config, make_images):
+    model = get_backbone(random_lpips_config, load_lpips).model
+    convolutions = [m for m in model.net.modules() if isinstance(m, torch.nn.Conv2d)]
+    assert convolutions
+    assert all(m.weight.is_contiguous(memory_format=torch.channels_last) for m in convolutions)
+    seen = []
+    hook = convolutions[0].register_forward_pre_hook(lambda module, inputs: seen.append(inputs[0]))
+    try:
+        lpips_distance(make_images(2, 64, 64), make_images(2, 64, 64, seed=1), config=random_lpips_config)
+    finally:
+        hook.remove()
+    assert seen and all(x.is_contiguous(memory_format=torch.channels_last) for x in seen)
