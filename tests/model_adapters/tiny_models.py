@@ -41,36 +41,29 @@ def _prefer_words(lm_head_weight: torch.Tensor, n_specials: int) -> None:
         lm_head_weight[:n_specials] = 0
 
 
-def write_tiny_janus(folder: Path) -> Path:
-    """A ~0.4 M-parameter Janus (20 px input, 16 image tokens, 8 px output) with processor and chat template."""
-    from transformers import GenerationConfig, JanusConfig, JanusForConditionalGeneration, JanusProcessor
-    from transformers.models.janus.image_processing_pil_janus import JanusImageProcessorPil
+JANUS_PRO_1B_TEXT = dict(
+    hidden_size=2048,
+    intermediate_size=5632,
+    num_hidden_layers=24,
+    num_attention_heads=16,
+    num_key_value_heads=16,
+    max_position_embeddings=16384,
+)
+"""The language model of Janus-Pro-1B (DeepSeek-LLM 1.3B); its vision encoder (SigLIP-L, 384 px, 576 tokens) and
+VQ tokenizer (16,384 codes, 16x downsampling) are transformers' ``JanusConfig`` defaults."""
 
-    specials = [
-        "<pad>",
-        "<s>",
-        "</s>",
-        "<unk>",
-        "<image_placeholder>",
-        "<begin_of_image>",
-        "<end_of_image>",
-        "<|User|>:",
-        "<|Assistant|>:",
-    ]
-    tokenizer = _word_tokenizer(
-        specials,
-        bos_token="<s>",
-        eos_token="</s>",
-        pad_token="<pad>",
-        extra_special_tokens={
-            "image_token": "<image_placeholder>",
-            "boi_token": "<begin_of_image>",
-            "eoi_token": "<end_of_image>",
-        },
-    )
-    tokenizer.padding_side = "left"
-    vocab_size = len(tokenizer)
-    config = JanusConfig(
+
+def janus_config(shape: str, vocab_size: int, image_token_id: int):
+    """``JanusConfig`` of the ``tiny`` test model or of the ``janus-pro-1b`` architecture (1.87 B parameters
+    with our word-level vocabulary padded to DeepSeek's 102,400 ids)."""
+    from transformers import JanusConfig
+
+    if shape == "janus-pro-1b":
+        text = dict(model_type="llama", vocab_size=102400, pad_token_id=0, **JANUS_PRO_1B_TEXT)
+        return JanusConfig(text_config=text, image_token_id=image_token_id)
+    if shape != "tiny":
+        raise ValueError(f"unknown Janus shape {shape!r}: tiny or janus-pro-1b")
+    return JanusConfig(
         text_config=dict(
             model_type="llama",
             vocab_size=vocab_size,
@@ -99,8 +92,41 @@ def write_tiny_janus(folder: Path) -> Path:
             projection_dim=32,
             image_token_embed_dim=32,
         ),
-        image_token_id=tokenizer.convert_tokens_to_ids("<image_placeholder>"),
+        image_token_id=image_token_id,
     )
+
+
+def write_tiny_janus(folder: Path, shape: str = "tiny") -> Path:
+    """A randomly initialised Janus with processor and chat template: ``tiny`` is ~0.4 M parameters (20 px
+    input, 16 image tokens, 8 px output); ``janus-pro-1b`` is the full-size architecture (384 px, 576 image
+    tokens), saved in bf16, for GPU benchmarks."""
+    from transformers import GenerationConfig, JanusForConditionalGeneration, JanusProcessor
+    from transformers.models.janus.image_processing_pil_janus import JanusImageProcessorPil
+
+    specials = [
+        "<pad>",
+        "<s>",
+        "</s>",
+        "<unk>",
+        "<image_placeholder>",
+        "<begin_of_image>",
+        "<end_of_image>",
+        "<|User|>:",
+        "<|Assistant|>:",
+    ]
+    tokenizer = _word_tokenizer(
+        specials,
+        bos_token="<s>",
+        eos_token="</s>",
+        pad_token="<pad>",
+        extra_special_tokens={
+            "image_token": "<image_placeholder>",
+            "boi_token": "<begin_of_image>",
+            "eoi_token": "<end_of_image>",
+        },
+    )
+    tokenizer.padding_side = "left"
+    config = janus_config(shape, len(tokenizer), tokenizer.convert_tokens_to_ids("<image_placeholder>"))
     torch.manual_seed(0)
     model = JanusForConditionalGeneration(config).eval()
     _prefer_words(model.lm_head.weight, len(specials))
@@ -110,16 +136,19 @@ def write_tiny_janus(folder: Path) -> Path:
         pad_token_id=0,
         generation_kwargs={"boi_token_id": tokenizer.convert_tokens_to_ids("<begin_of_image>")},
     )
+    side = config.vision_config.image_size
     image_processor = JanusImageProcessorPil(
-        size={"height": 20, "width": 20}, image_mean=[0.5] * 3, image_std=[0.5] * 3
+        size={"height": side, "width": side}, image_mean=[0.5] * 3, image_std=[0.5] * 3
     )
     processor = JanusProcessor(
         image_processor,
         tokenizer,
         chat_template=JANUS_CHAT_TEMPLATE,
-        num_image_tokens=16,
+        num_image_tokens=config.vision_config.num_image_tokens,
         use_default_system_prompt=False,
     )
+    if shape != "tiny":
+        model = model.to(torch.bfloat16)  # half the disk; the adapter loads it in its own dtype
     model.save_pretrained(folder)
     processor.save_pretrained(folder)
     return folder
