@@ -9,8 +9,8 @@ includes the process start, model load and scoring, i.e. it is what a user waits
                                      [--tasks unig2u_attr_appr_gta,uni_mmmu_maze]
 
 Primitive (``--primitive``): img/s of the janus_pro adapter's ``generate_image_batch`` in chunks of B vs
-one image per call, in one process after a warm-up, and how many batched images equal their one-by-one
-image. ``--shape janus-pro-1b`` writes the full-size architecture with random weights (1.87 B parameters,
+one image per call, in one process (after a warm-up on CUDA), and how many batched images equal their
+one-by-one image. ``--shape janus-pro-1b`` writes the full-size architecture with random weights (1.87 B parameters,
 576 image tokens per 384 px image; ~4 GB in bf16) for a GPU:
 
     python bench/generation_bench.py --primitive --shape janus-pro-1b --device cuda --batch 16 --images 32
@@ -68,8 +68,8 @@ def primitive_rates(shape: str, device: str, batch: int, images: int, root: Path
     requests = [(PROMPTS[i % len(PROMPTS)], [], {"seed": i}) for i in range(images)]
 
     def timed(chunk: int) -> tuple[float, list]:
-        model.generate_image_batch(requests[:chunk])  # warm-up: kernels, allocator, autotuning
-        if device.startswith("cuda"):
+        if device.startswith("cuda"):  # warm-up: kernels, allocator, autotuning
+            model.generate_image_batch(requests[:chunk])
             torch.cuda.synchronize()
         started = time.perf_counter()
         out = [
