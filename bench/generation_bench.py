@@ -90,7 +90,8 @@ def primitive_rates(shape: str, device: str, batch: int, images: int, root: Path
     name = torch.cuda.get_device_name(device) if device.startswith("cuda") else "cpu"
     return (
         f"janus_pro {shape} on {name} ({model.dtype}), {images} images of {singles[0].size[0]} px: "
-        f"batch 1 {images / one_s:.2f} img/s, batch {batch} {images / many_s:.2f} img/s, "
+        f"batch 1 {images / one_s:.3g} img/s ({one_s / images:.3g} s/img), "
+        f"batch {batch} {images / many_s:.3g} img/s ({many_s / images:.3g} s/img), "
         f"ratio {one_s / many_s:.2f}; batched == one-by-one for {sum(d == 0 for d in diffs)}/{images} images "
         f"(max pixel difference {max(diffs)})"
     )
