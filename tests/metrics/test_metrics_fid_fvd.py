@@ -12,6 +12,7 @@ from torch import nn
 
 from lmms_eval_unify.metrics import fid, fvd, resample_frames, resolve_config
 from lmms_eval_unify.metrics.config import seeded_random_init
+from lmms_eval_unify.metrics.encoders import EmbeddingCache
 from lmms_eval_unify.metrics.fid_fvd import (
     _i3d_features,
     _inception_pool_features,
@@ -171,10 +172,11 @@ def test_standard_fid_feeds_uint8_images_to_tf_inception_without_antialias(
     torch.testing.assert_close(features, expected, rtol=1e-5, atol=1e-5)
 
 
-def test_convolutional_feature_nets_run_in_channels_last(tiny_fid_config, make_images):
+def test_convolutional_feature_nets_run_in_channels_last(tiny_fid_config, make_images, monkeypatch):
     """Channels-last is the faster conv layout (CPU oneDNN, CUDA cuDNN); the features stay those of the
     contiguous reference network (the per-pair test above)."""
     encoder = get_backbone(tiny_fid_config, load_image_features)
+    monkeypatch.setattr(encoder, "cache", EmbeddingCache())  # other tests embedded these images already
     convolutions = [m for m in encoder.forward.modules() if isinstance(m, nn.Conv2d)]
     assert encoder.channels_last and convolutions
     assert all(m.weight.is_contiguous(memory_format=torch.channels_last) for m in convolutions)
