@@ -15,7 +15,7 @@ import torch
 from lmms_eval_unify.model_adapters.official_code import import_official, official_checkout
 from PIL import Image
 
-from lmms_eval_unify.model import UNDERSTAND_AND_GENERATE, ModelSettings, UnifiedModel, run_only
+from lmms_eval_unify.model import UNDERSTAND_AND_GENERATE, ModelSettings, UnifiedModel, run_only, seeded
 
 REPO_URL = "https://github.com/VectorSpaceLab/OmniGen2"
 NEGATIVE_PROMPT = (
@@ -87,25 +87,29 @@ class OmniGen2(UnifiedModel):
         }
 
     def understand(self, images: list[Image.Image], prompt: str, **decoding: Any) -> str:
-        result = self.chat(
-            prompt=prompt,
-            input_images=[im.convert("RGB") for im in images] or None,
-            height=self.settings.height,
-            width=self.settings.width,
-            **self._settings(int(decoding.get("seed", self.seed))),
-        )
+        seed = int(decoding.get("seed", self.seed))
+        with seeded(seed, self.device):
+            result = self.chat(
+                prompt=prompt,
+                input_images=[im.convert("RGB") for im in images] or None,
+                height=self.settings.height,
+                width=self.settings.width,
+                **self._settings(seed),
+            )
         if not result.text:
             raise ValueError("omnigen2 chat returned no text")
         return str(result.text).strip()
 
     def generate_image(self, prompt: str, images: list[Image.Image], **decoding: Any) -> Image.Image:
-        result = self.pipeline(
-            prompt=prompt,
-            input_images=[im.convert("RGB") for im in images] or None,
-            height=self.settings.height,
-            width=self.settings.width,
-            **self._settings(int(decoding["seed"])),
-        )
+        seed = int(decoding["seed"])
+        with seeded(seed, self.device):  # the pipeline VAE-encodes input images with torch's global generator
+            result = self.pipeline(
+                prompt=prompt,
+                input_images=[im.convert("RGB") for im in images] or None,
+                height=self.settings.height,
+                width=self.settings.width,
+                **self._settings(seed),
+            )
         if not result.images:
             raise ValueError("omnigen2 returned no image")
         return result.images[0].convert("RGB")

@@ -25,7 +25,7 @@ from lmms_eval_unify.model_adapters.official_code import (
 )
 from PIL import Image
 
-from lmms_eval_unify.model import UNDERSTAND_AND_GENERATE, ModelSettings, UnifiedModel, run_only
+from lmms_eval_unify.model import UNDERSTAND_AND_GENERATE, ModelSettings, UnifiedModel, run_only, seeded
 
 REPO_URL = "https://github.com/showlab/Show-o (folder show-o2)"
 DEFAULT_CONFIG = "configs/showo2_1.5b_demo_432x432.yaml"
@@ -255,7 +255,9 @@ class ShowO2(UnifiedModel):
         max_new = min(
             int(decoding.get("max_new_tokens", self.settings.max_new_tokens)), self.settings.max_new_tokens
         )
-        return self.backend.understand(images[0].convert("RGB"), prompt, max_new).strip()
+        # The official route VAE-encodes the image by sampling (torch's global generator): seed it per sample.
+        with seeded(int(decoding.get("seed", self.seed)), self.device):
+            return self.backend.understand(images[0].convert("RGB"), prompt, max_new).strip()
 
     def generate_image(self, prompt: str, images: list[Image.Image], **decoding: Any) -> Image.Image:
         return self.generate_image_batch([(prompt, images, decoding)])[0]

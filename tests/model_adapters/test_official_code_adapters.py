@@ -126,8 +126,9 @@ class FakeShowO2Backend:
         self.calls = []
 
     def understand(self, image, question, max_new_tokens):
+        """Like the official route, whose VAE encoding samples from torch's global generator."""
         self.calls.append(("understand", image.size, question, max_new_tokens))
-        return " a maze \n"
+        return " a maze \n" if question == "what?" else f"latent {torch.randint(0, 10**6, ()).item()}"
 
     def generate(self, prompts, seeds, guidance_scale, num_steps):
         self.calls.append(("generate", prompts, guidance_scale, num_steps))
@@ -263,12 +264,18 @@ def test_show_o2_backend_batch_equals_single_prompt_runs():
 
 # ---- OmniGen2 -------------------------------------------------------------------------------------------
 class FakePipeline:
+    """Draws its image from the item's generator and, as the official pipeline's VAE encoding of input images
+    does, from torch's global generator."""
+
     def __init__(self, text=None):
         self.calls, self.text = [], text
 
     def __call__(self, **kwargs):
         self.calls.append(kwargs)
-        return SimpleNamespace(images=[Image.new("RGB", (8, 8))], text=self.text)
+        latent = torch.randint(0, 256, (3,), generator=kwargs["generator"])
+        if kwargs["input_images"]:
+            latent = (latent + torch.randint(0, 256, (3,))) % 256
+        return SimpleNamespace(images=[Image.new("RGB", (8, 8), tuple(latent.tolist()))], text=self.text)
 
 
 @pytest.fixture
@@ -294,3 +301,22 @@ def test_omnigen2_generation_and_editing_settings(omnigen2):
 def test_omnigen2_understanding_reads_the_chat_text(omnigen2):
     assert omnigen2.understand([Image.new("RGB", (8, 8))], "which?") == "B"
     assert omnigen2.chat.calls[0]["prompt"] == "which?"
+
+
+def test_omnigen2_edits_are_reproducible_per_sample_seed(omnigen2):
+    """The same request and seed give the same image whatever torch's global state was before."""
+    inputs = [Image.new("RGB", (8, 8), "red")]
+    images = []
+    for global_seed in (1, 2):
+        torch.manual_seed(global_seed)
+        images.append([omnigen2.generate_image("edit", inputs, seed=seed).tobytes() for seed in (7, 8)])
+    assert images[0] == images[1] and images[0][0] != images[0][1]
+
+
+def test_show_o2_answers_are_reproducible_per_sample_seed(show_o2):
+    model, image = show_o2.default, Image.new("RGB", (8, 8))
+    answers = []
+    for global_seed in (1, 2):
+        torch.manual_seed(global_seed)
+        answers.append([model.understand([image], "which?", seed=seed) for seed in (7, 8)])
+    assert answers[0] == answers[1] and answers[0][0] != answers[0][1]
