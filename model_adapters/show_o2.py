@@ -270,10 +270,12 @@ class ShowO2(UnifiedModel):
         for _, images, _ in batch:
             if images:
                 self._notes.warn(TEXT_ONLY_GENERATION_NOTE.format(model=self.model_id, n=len(images)))
-        pictures = self.backend.generate(
-            [prompt for prompt, _, _ in batch],
-            [int(decoding["seed"]) for _, _, decoding in batch],
-            self.settings.guidance_scale,
-            self.settings.num_inference_steps,
-        )
+        seeds = [int(decoding["seed"]) for _, _, decoding in batch]
+        with seeded(seeds[0], self.device):  # any draw the official code makes beyond the noise is repeatable
+            pictures = self.backend.generate(
+                [prompt for prompt, _, _ in batch],
+                seeds,
+                self.settings.guidance_scale,
+                self.settings.num_inference_steps,
+            )
         return [picture.convert("RGB") for picture in pictures]
