@@ -8,7 +8,7 @@ from setuptools.command.build_py import build_py
 from setuptools.command.editable_wheel import editable_wheel
 
 GUARD_PTH = "lmms_eval_unify_guard.pth"
-"""Runs ``lmms_eval_unify.entry_guard`` at interpreter start (see that module); shipped at site-packages' root."""
+"""Runs ``lmms_eval_unify.integration.entry_guard`` at interpreter start (see that module); shipped at site-packages' root."""
 
 MAPPED = {"tasks": "lmms_eval_unify.tasks", "model_adapters": "lmms_eval_unify.model_adapters"}
 

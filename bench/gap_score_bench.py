@@ -16,7 +16,7 @@ import time
 import numpy as np
 import torch
 
-from lmms_eval_unify.scoring.gap_score import GAPEVAL_CATEGORIES, VARIANTS, fit_gap_scores
+from lmms_eval_unify.benchmarks.gapeval.gap_score import GAPEVAL_CATEGORIES, VARIANTS, fit_gap_scores
 
 CATEGORY_SIZES = (147, 100, 94, 305)  # GapEval's 646 questions, sizes inferred in the spec
 

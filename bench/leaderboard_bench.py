@@ -3,7 +3,7 @@
 Usage: python bench/leaderboard_bench.py [--runs 30] [--repeat 3] [--split-half] [--no-plots]
 Six runs are base VLMs (understanding only: image-output tasks unsupported), the others unified
 models paired with them. Generating the runs is not timed. Each timed run is a fresh process
-(`python -m lmms_eval_unify.scoring.leaderboard`), so imports (torch/pyro for the Gap Score fit,
+(`python -m lmms_eval_unify.reports.leaderboard`), so imports (torch/pyro for the Gap Score fit,
 matplotlib), reading, scoring, bootstrap (1000 replicates), the MIRT fit, rendering and plotting
 are all included.
 """
@@ -22,8 +22,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from lmms_eval_unify.scoring.leaderboard import BENCHMARKS
-from lmms_eval_unify.scoring.synthetic import benchmark_rows, write_run
+from lmms_eval_unify.reports.leaderboard import BENCHMARKS
+from lmms_eval_unify.testing.synthetic import benchmark_rows, write_run
 
 N_BASES = 6
 
@@ -63,7 +63,7 @@ def main_bench() -> None:
             before = resource.getrusage(resource.RUSAGE_CHILDREN)
             start = time.perf_counter()
             subprocess.run(
-                [sys.executable, "-m", "lmms_eval_unify.scoring.leaderboard", *argv],
+                [sys.executable, "-m", "lmms_eval_unify.reports.leaderboard", *argv],
                 check=True,
                 capture_output=True,
             )

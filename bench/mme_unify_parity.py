@@ -32,6 +32,7 @@ from PIL import Image
 TINY = {"backbone": "tiny", "weights": "random"}
 os.environ["LMMS_EVAL_UNIFY_MME_UNIFY_METRICS"] = json.dumps({"clip_choice": TINY, "clip_score": TINY})
 
+from lmms_eval_unify.benchmarks.mme_unify import paper as mu  # noqa: E402
 from lmms_eval_unify.benchmarks.mme_unify.generation import score_generation  # noqa: E402
 from lmms_eval_unify.benchmarks.mme_unify.offline import data  # noqa: E402
 from lmms_eval_unify.benchmarks.mme_unify.scoring import (  # noqa: E402
@@ -40,8 +41,7 @@ from lmms_eval_unify.benchmarks.mme_unify.scoring import (  # noqa: E402
     score_vcot,
 )
 from lmms_eval_unify.metrics.clip import ClipBackbone, get_clip  # noqa: E402
-from lmms_eval_unify.record import Step, UnifiedOutput  # noqa: E402
-from lmms_eval_unify.scoring import mme_unify as mu  # noqa: E402
+from lmms_eval_unify.output.record import Step, UnifiedOutput  # noqa: E402
 from lmms_eval_unify.scoring.samples import feature_means  # noqa: E402
 
 OUTPUT_KINDS = ("copy0", "copy1", "copy2", "copy3", "missing", "corrupt", "none")

@@ -27,7 +27,9 @@ from types import ModuleType
 
 from PIL import Image
 
-from lmms_eval_unify.media import MediaStore
+from lmms_eval_unify.generation.media import MediaStore
+from lmms_eval_unify.integration.run_context import EXTRA_MEDIA_ROOTS_ENV
+from lmms_eval_unify.output.record import UnifiedOutput
 from lmms_eval_unify.puzzles import DOMAINS
 from lmms_eval_unify.puzzles.domain import simulate
 from lmms_eval_unify.puzzles.maze import WHITE, generate_maze
@@ -39,8 +41,6 @@ from lmms_eval_unify.puzzles.official import (
 )
 from lmms_eval_unify.puzzles.scoring import sequence_accuracy, truth_grids
 from lmms_eval_unify.puzzles.sliding import generate_sliding
-from lmms_eval_unify.record import UnifiedOutput
-from lmms_eval_unify.run_context import EXTRA_MEDIA_ROOTS_ENV
 
 
 def _page(image: Image.Image, width_factor: float, height_factor: float, where: str) -> Image.Image:

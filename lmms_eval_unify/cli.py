@@ -13,17 +13,17 @@ import time
 from pathlib import Path
 
 from lmms_eval_unify.benchmarks import BENCHMARKS
-from lmms_eval_unify.plugin import tasks_path
+from lmms_eval_unify.integration.plugin import tasks_path
 
 DEMO_MODELS = ("unify_oracle", "unify_random")
 DEMO_TASKS = {"uni_mmmu_maze": "maze", "uni_mmmu_sliding": "sliding"}
 DELEGATED = {
-    "leaderboard": ("lmms_eval_unify.scoring.leaderboard", "rebuild the papers' tables from saved runs"),
-    "score": ("lmms_eval_unify.rescore", "score saved runs again without the model"),
-    "gallery": ("lmms_eval_unify.scoring.gallery", "HTML gallery of runs' samples"),
-    "export": ("lmms_eval_unify.scoring.exports", "write runs in a benchmark's released exchange format"),
+    "leaderboard": ("lmms_eval_unify.reports.leaderboard", "rebuild the papers' tables from saved runs"),
+    "score": ("lmms_eval_unify.integration.rescore", "score saved runs again without the model"),
+    "gallery": ("lmms_eval_unify.reports.gallery", "HTML gallery of runs' samples"),
+    "export": ("lmms_eval_unify.reports.exports", "write runs in a benchmark's released exchange format"),
     "check-adapter": (
-        "lmms_eval_unify.check_adapter",
+        "lmms_eval_unify.generation.check_adapter",
         "smoke-test an adapter: one sample of each protocol it claims",
     ),
 }

@@ -18,7 +18,13 @@ import torch
 from lmms_eval_unify.model_adapters.official_code import import_official, local_weights, official_checkout
 from PIL import Image
 
-from lmms_eval_unify.model import UNDERSTAND_AND_GENERATE, ModelSettings, UnifiedModel, run_only, seeded
+from lmms_eval_unify.generation.model import (
+    UNDERSTAND_AND_GENERATE,
+    ModelSettings,
+    UnifiedModel,
+    run_only,
+    seeded,
+)
 
 REPO_URL = "https://github.com/ByteDance-Seed/Bagel"
 WEIGHT_FILES = ("llm_config.json", "vit_config.json", "ae.safetensors", "ema.safetensors")

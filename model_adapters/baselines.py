@@ -1,7 +1,7 @@
 """Instruments that bound every score: a seeded random player and a ground-truth oracle.
 
 They run through the same protocols as real models. What they say and draw comes from the task's answer
-space (see ``lmms_eval_unify.instruments``), which reads the request's document — something real adapters
+space (see ``lmms_eval_unify.generation.answer_spaces``), which reads the request's document — something real adapters
 never do.
 """
 
@@ -12,8 +12,8 @@ from typing import Any, ClassVar
 
 from PIL import Image
 
-from lmms_eval_unify.instruments import InstrumentPlan, load_answer_space
-from lmms_eval_unify.model import ALL_PRIMITIVES, UnifiedModel
+from lmms_eval_unify.generation.answer_spaces import InstrumentPlan, load_answer_space
+from lmms_eval_unify.generation.model import ALL_PRIMITIVES, UnifiedModel
 
 
 class Instrument(UnifiedModel):

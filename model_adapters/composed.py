@@ -1,4 +1,4 @@
-"""A composed unified model (UniG2U's agentic category): any lmms-eval model understands, one of ours draws.
+"""A composed unified model (an "agentic" pairing of two models): any lmms-eval model understands, one of ours draws.
 
 ``--model composed --model_args und=qwen2_5_vl,und_args="pretrained=Qwen/Qwen2.5-VL-7B-Instruct",
 gen=qwen_image_edit,gen_args="pretrained=Qwen/Qwen-Image-Edit"`` is the paper's "Qwen2.5-7b + Qwen-edit"
@@ -18,8 +18,8 @@ from typing import Any
 from lmms_eval.api.instance import Instance
 from PIL import Image
 
-from lmms_eval_unify.model import PARSE, UNDERSTAND_AND_GENERATE, ModelSettings, UnifiedModel
-from lmms_eval_unify.protocols import GENERATE_IMAGE
+from lmms_eval_unify.generation.model import PARSE, UNDERSTAND_AND_GENERATE, ModelSettings, UnifiedModel
+from lmms_eval_unify.generation.protocols import GENERATE_IMAGE
 
 REQUEST_TASK, REQUEST_SPLIT = "lmms_eval_unify_composed", "test"
 

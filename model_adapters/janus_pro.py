@@ -24,7 +24,7 @@ from lmms_eval_unify.model_adapters.hf_common import (
 from PIL import Image
 from transformers import LogitsProcessorList
 
-from lmms_eval_unify.model import (
+from lmms_eval_unify.generation.model import (
     UNDERSTAND_AND_GENERATE,
     ModelSettings,
     UnifiedModel,

@@ -15,7 +15,13 @@ import torch
 from lmms_eval_unify.model_adapters.official_code import import_official, official_checkout
 from PIL import Image
 
-from lmms_eval_unify.model import UNDERSTAND_AND_GENERATE, ModelSettings, UnifiedModel, run_only, seeded
+from lmms_eval_unify.generation.model import (
+    UNDERSTAND_AND_GENERATE,
+    ModelSettings,
+    UnifiedModel,
+    run_only,
+    seeded,
+)
 
 REPO_URL = "https://github.com/VectorSpaceLab/OmniGen2"
 NEGATIVE_PROMPT = (

@@ -18,7 +18,7 @@ from typing import Any
 
 from PIL import Image
 
-from lmms_eval_unify.model import UNDERSTAND_AND_GENERATE, ModelSettings, UnifiedModel, run_only
+from lmms_eval_unify.generation.model import UNDERSTAND_AND_GENERATE, ModelSettings, UnifiedModel, run_only
 
 
 def png_bytes(image: Image.Image) -> bytes:

@@ -17,8 +17,8 @@ from typing import Any
 import torch
 from PIL import Image
 
-from lmms_eval_unify.model import ModelSettings, UnifiedModel
-from lmms_eval_unify.protocols import GENERATE_IMAGE
+from lmms_eval_unify.generation.model import ModelSettings, UnifiedModel
+from lmms_eval_unify.generation.protocols import GENERATE_IMAGE
 
 
 @dataclass(frozen=True, kw_only=True)

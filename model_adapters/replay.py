@@ -17,10 +17,10 @@ from lmms_eval.api.instance import Instance
 from lmms_eval.api.model import lmms
 from loguru import logger
 
-from lmms_eval_unify import run_status
-from lmms_eval_unify.record import SCHEMA, UnifiedOutput, clean_text
-from lmms_eval_unify.rescore import saved_responses
-from lmms_eval_unify.run_context import trust_media_root
+from lmms_eval_unify.integration import run_status
+from lmms_eval_unify.integration.rescore import saved_responses
+from lmms_eval_unify.integration.run_context import trust_media_root
+from lmms_eval_unify.output.record import SCHEMA, UnifiedOutput, clean_text
 
 
 class UnifyReplay(lmms):

@@ -25,7 +25,13 @@ from lmms_eval_unify.model_adapters.official_code import (
 )
 from PIL import Image
 
-from lmms_eval_unify.model import UNDERSTAND_AND_GENERATE, ModelSettings, UnifiedModel, run_only, seeded
+from lmms_eval_unify.generation.model import (
+    UNDERSTAND_AND_GENERATE,
+    ModelSettings,
+    UnifiedModel,
+    run_only,
+    seeded,
+)
 
 REPO_URL = "https://github.com/showlab/Show-o (folder show-o2)"
 DEFAULT_CONFIG = "configs/showo2_1.5b_demo_432x432.yaml"

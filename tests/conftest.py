@@ -6,8 +6,8 @@ import pytest
 from lmms_eval.api.instance import Instance
 from PIL import Image
 
-from lmms_eval_unify.model import UNDERSTAND_AND_GENERATE, UnifiedModel
-from lmms_eval_unify.run_context import EXTRA_MEDIA_ROOTS_ENV
+from lmms_eval_unify.generation.model import UNDERSTAND_AND_GENERATE, UnifiedModel
+from lmms_eval_unify.integration.run_context import EXTRA_MEDIA_ROOTS_ENV
 
 
 class ScriptedAdapter(UnifiedModel):

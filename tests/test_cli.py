@@ -2,7 +2,7 @@ import datasets
 import pytest
 
 from lmms_eval_unify.cli import main
-from lmms_eval_unify.plugin import tasks_path
+from lmms_eval_unify.integration.plugin import tasks_path
 
 
 def test_tasks_path_prints_the_folder(capsys):

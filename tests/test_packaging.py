@@ -29,17 +29,17 @@ def test_wheel_file_list(tmp_path):
     dist_info = next(n for n in top_level if n.endswith(".dist-info"))
     assert top_level <= {"lmms_eval_unify", dist_info, "lmms_eval_unify_guard.pth"}
     pth = zipfile.ZipFile(wheel).read("lmms_eval_unify_guard.pth").decode()
-    assert pth.startswith("import lmms_eval_unify.entry_guard")
+    assert pth.startswith("import lmms_eval_unify.integration.entry_guard")
     for expected in (
         "lmms_eval_unify/tasks/uni_mmmu/uni_mmmu_maze.yaml",
         "lmms_eval_unify/tasks/uni_mmmu/_default_template_yaml",
         "lmms_eval_unify/benchmarks/uni_mmmu/inputs.py",
         "lmms_eval_unify/model_adapters/baselines.py",
-        "lmms_eval_unify/plugin.py",
-        "lmms_eval_unify/judges/prompts/gapeval.yaml",
-        "lmms_eval_unify/scoring/pairs_unig2u_table3.yaml",
+        "lmms_eval_unify/integration/plugin.py",
+        "lmms_eval_unify/benchmarks/gapeval/judge_prompts.yaml",
+        "lmms_eval_unify/benchmarks/unig2u/pairs_table3.yaml",
     ):
         assert expected in names, expected
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     text = zipfile.ZipFile(wheel).read(entry_points).decode()
-    assert "lmms_eval_unify.plugin:manifests" in text and "lmms-eval-unify" in text
+    assert "lmms_eval_unify.integration.plugin:manifests" in text and "lmms-eval-unify" in text

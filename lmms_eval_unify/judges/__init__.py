@@ -1,5 +1,5 @@
 """Model-as-judge layer shared by every task: one OpenAI-compatible client, a persistent cache, strict
-parsing and the versioned judge prompts of Uni-MMMU, UniG2U and GapEval (see docs/judges.md)."""
+parsing and the versioned judge prompts each benchmark ships as ``judge_prompts.yaml`` (see docs/judges.md)."""
 
 from lmms_eval_unify.judges.config import JudgeConfig, JudgeNotConfiguredError
 from lmms_eval_unify.judges.service import (

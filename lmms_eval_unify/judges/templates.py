@@ -1,4 +1,4 @@
-"""Versioned judge prompt templates, loaded from ``prompts/*.yaml`` (one file per paper).
+"""Versioned judge prompt templates, loaded from each benchmark's ``judge_prompts.yaml`` (one file per paper).
 
 A template's user message is a sequence of segments: text (with ``{variable}`` placeholders; only
 declared variable names are substituted, so literal JSON braces stay untouched) and image slots (filled
@@ -11,11 +11,11 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from importlib import resources
 from typing import Any
 
 import yaml
 
+from lmms_eval_unify.benchmarks import judge_prompt_files
 from lmms_eval_unify.judges.images import EncodedImage, ImageInput, encode_image
 from lmms_eval_unify.judges.parsing import FieldSpec
 
@@ -36,7 +36,7 @@ class Segment:
 
 @dataclass(frozen=True)
 class Addendum:
-    """Category-specific text appended to the user prompt (UniG2U RA/AL)."""
+    """Category-specific text appended to the user prompt (e.g. per-category diagnostics)."""
 
     variable: str
     texts: Mapping[str, str]
@@ -203,11 +203,9 @@ def _template(template_id: str, raw: Mapping[str, Any], paper: str) -> Template:
 
 @cache
 def load_templates() -> dict[str, Template]:
-    """All templates shipped in ``lmms_eval_unify/judges/prompts``, by id."""
+    """All templates shipped as ``benchmarks/<name>/judge_prompts.yaml`` (the benchmarks that have one), by id."""
     out: dict[str, Template] = {}
-    for entry in sorted(resources.files("lmms_eval_unify.judges").joinpath("prompts").iterdir(), key=str):
-        if not entry.name.endswith(".yaml"):
-            continue
+    for entry in judge_prompt_files():
         doc = yaml.safe_load(entry.read_text(encoding="utf-8"))
         for template_id, raw in doc["templates"].items():
             if template_id in out:

@@ -1,6 +1,6 @@
 """Write generated Uni-MMMU maze/sliding sets with the published data's field names.
 
-Layout: ``<out>/uni_mmmu/<maze|sliding>/test.parquet`` (the local-data layout of ``lmms_eval_unify.task``).
+Layout: ``<out>/uni_mmmu/<maze|sliding>/test.parquet`` (the local-data layout of ``lmms_eval_unify.integration.task``).
 Fields as in the published copies: maze ``initial_image`` + ``steps`` (JSON list), sliding
 ``initial_image`` + ``steps_words``; we also write ``id`` and, for sliding, the goal image ``final_image``
 and ``step_images``, the boards after each move (the release's step PNGs, the official variant's references).

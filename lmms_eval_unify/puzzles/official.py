@@ -26,11 +26,11 @@ from typing import Any
 import numpy as np
 from PIL import Image
 
+from lmms_eval_unify.output.record import OutputFailure, parse_output
 from lmms_eval_unify.puzzles import maze, sliding
 from lmms_eval_unify.puzzles.board import Rgb, palette_distances
 from lmms_eval_unify.puzzles.domain import OFFSETS, Grid
 from lmms_eval_unify.puzzles.scoring import METRICS, moves_from_answer
-from lmms_eval_unify.record import OutputFailure, parse_output
 
 MARGIN_PX = 2
 MAZE_SIZE, MAZE_TOLERANCE, MAZE_FALLBACK_START, MAZE_FALLBACK_GOAL = 6, 0.75, 0.08, 0.25

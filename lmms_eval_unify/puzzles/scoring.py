@@ -9,8 +9,8 @@ from typing import Any
 
 from PIL import Image
 
+from lmms_eval_unify.output.record import OutputFailure, parse_output
 from lmms_eval_unify.puzzles.domain import Grid, PuzzleDomain, moves_from_field, read_state, simulate
-from lmms_eval_unify.record import OutputFailure, parse_output
 
 ANSWER_JSON = re.compile(r"<ANSWER_JSON>\s*(\[.*?\])\s*</ANSWER_JSON>", re.IGNORECASE | re.DOTALL)
 METRICS = ("text_sample_acc", "text_step_acc", "img_sample_acc", "img_step_acc")

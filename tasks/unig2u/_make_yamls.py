@@ -95,7 +95,7 @@ def task_config(name: str, mode: str) -> dict:
         if not gta:
             config["generation_kwargs"] = {
                 "protocol": "direct",
-                "answer_space": f"lmms_eval_unify.puzzles.instrument:{name.upper()}",
+                "answer_space": f"lmms_eval_unify.puzzles.answer_space:{name.upper()}",
                 "max_new_tokens": 1024,
                 "temperature": 0,
             }

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from lmms_eval_unify.integration.run_context import run_context
 from lmms_eval_unify.judges.config import (
     JudgeConfig,
     JudgeNotConfiguredError,
@@ -13,7 +14,6 @@ from lmms_eval_unify.judges.config import (
     resolve_endpoint,
     resolve_extra_body,
 )
-from lmms_eval_unify.run_context import run_context
 
 ENV = (
     "LMMS_EVAL_UNIFY_JUDGE_BASE_URL",

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from lmms_eval_unify.output.record import parse_output
 from lmms_eval_unify.puzzles.dataset import write_uni_mmmu_puzzles
-from lmms_eval_unify.record import parse_output
 
 
 def _load_tiny_models():

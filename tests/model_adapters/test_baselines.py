@@ -4,14 +4,14 @@ import random
 from conftest import make_request
 from lmms_eval_unify.model_adapters.baselines import UnifyOracle, UnifyRandom
 
+from lmms_eval_unify.output.record import parse_output
 from lmms_eval_unify.puzzles import DOMAINS
 from lmms_eval_unify.puzzles.maze import generate_maze
 from lmms_eval_unify.puzzles.scoring import score_move_sequence
-from lmms_eval_unify.record import parse_output
 
 OPTIONS = {
     "protocol": "image_sequence_then_answer",
-    "answer_space": "lmms_eval_unify.puzzles.instrument:MAZE",
+    "answer_space": "lmms_eval_unify.puzzles.answer_space:MAZE",
 }
 
 

@@ -5,9 +5,9 @@ from conftest import make_request
 from lmms_eval_unify.model_adapters.composed import Composed, load_generator, parse_nested_args
 from PIL import Image
 
-from lmms_eval_unify.model import UnifiedModel
-from lmms_eval_unify.protocols import GENERATE_IMAGE
-from lmms_eval_unify.record import parse_output
+from lmms_eval_unify.generation.model import UnifiedModel
+from lmms_eval_unify.generation.protocols import GENERATE_IMAGE
+from lmms_eval_unify.output.record import parse_output
 
 
 def test_nested_arguments_in_every_accepted_spelling():

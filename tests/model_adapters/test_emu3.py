@@ -5,7 +5,7 @@ import torch
 from lmms_eval_unify.model_adapters.emu3 import EOL_TOKEN, Emu3, VisualTokenConstraint
 from PIL import Image
 
-from lmms_eval_unify.record import parse_output
+from lmms_eval_unify.output.record import parse_output
 
 
 @pytest.fixture(scope="module")
@@ -88,7 +88,7 @@ def test_seeded_sampler_draws_what_transformers_draws_alone(emu3):
     from lmms_eval_unify.model_adapters.emu3 import NEGATIVE_PROMPT, POSITIVE_SUFFIX
     from lmms_eval_unify.model_adapters.hf_common import signed_pixels_to_pil
 
-    from lmms_eval_unify.model import seeded
+    from lmms_eval_unify.generation.model import seeded
 
     processor, model = emu3.gen_processor, emu3.gen_model
     inputs = processor(text=["a maze" + POSITIVE_SUFFIX], return_for_image_generation=True,

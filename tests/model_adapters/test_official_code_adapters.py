@@ -15,7 +15,7 @@ from lmms_eval_unify.model_adapters.omnigen2 import NEGATIVE_PROMPT, OmniGen2
 from lmms_eval_unify.model_adapters.show_o2 import ShowO2
 from PIL import Image
 
-from lmms_eval_unify.record import parse_output
+from lmms_eval_unify.output.record import parse_output
 
 ADAPTERS = [(ShowO2, "SHOW_O2_REPO"), (Bagel, "BAGEL_REPO"), (OmniGen2, "OMNIGEN2_REPO")]
 

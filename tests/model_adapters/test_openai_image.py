@@ -11,7 +11,7 @@ from conftest import make_request
 from lmms_eval_unify.model_adapters.openai_image import OpenAIImage
 from PIL import Image
 
-from lmms_eval_unify.record import parse_output
+from lmms_eval_unify.output.record import parse_output
 from lmms_eval_unify.testing import openai_server
 from lmms_eval_unify.testing.openai_server import ChatRequest, Fault, OpenAICompatServer, Reply
 
@@ -144,7 +144,7 @@ def test_maze_through_the_real_evaluator(model, server, puzzle_data, monkeypatch
     from lmms_eval.evaluator import simple_evaluate
     from lmms_eval.tasks import TaskManager
 
-    from lmms_eval_unify.plugin import install_task_index
+    from lmms_eval_unify.integration.plugin import install_task_index
 
     monkeypatch.setenv("LMMS_EVAL_UNIFY_DATA_DIR", str(puzzle_data))
     install_task_index()

@@ -5,8 +5,8 @@ import torch
 from conftest import ScriptedAdapter, make_request
 from PIL import Image
 
-from lmms_eval_unify.model import decoding_options, resolve_device, resolve_dtype, seeded
-from lmms_eval_unify.record import parse_output
+from lmms_eval_unify.generation.model import decoding_options, resolve_device, resolve_dtype, seeded
+from lmms_eval_unify.output.record import parse_output
 
 
 class BatchingAdapter(ScriptedAdapter):

@@ -5,7 +5,8 @@ import json
 
 from PIL import Image
 
-from lmms_eval_unify.media import MediaStore
+from lmms_eval_unify.generation.media import MediaStore
+from lmms_eval_unify.output.record import Step, UnifiedOutput
 from lmms_eval_unify.puzzles import DOMAINS
 from lmms_eval_unify.puzzles.maze import WHITE, MazeState
 from lmms_eval_unify.puzzles.official import (
@@ -22,7 +23,6 @@ from lmms_eval_unify.puzzles.official import (
 )
 from lmms_eval_unify.puzzles.scoring import score_move_sequence
 from lmms_eval_unify.puzzles.sliding import SOLVED, SlidingDomain
-from lmms_eval_unify.record import Step, UnifiedOutput
 
 MAZE, SLIDING = DOMAINS["maze"], DOMAINS["sliding"]
 # Walls on every edge row and column, so the board's content spans exactly its 6 x 64 px cells.

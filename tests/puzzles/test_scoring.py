@@ -1,12 +1,12 @@
 import json
 import random
 
-from lmms_eval_unify.media import MediaStore
+from lmms_eval_unify.generation.media import MediaStore
+from lmms_eval_unify.output.record import Step, UnifiedOutput
 from lmms_eval_unify.puzzles import DOMAINS
 from lmms_eval_unify.puzzles.domain import simulate
 from lmms_eval_unify.puzzles.maze import generate_maze
 from lmms_eval_unify.puzzles.scoring import METRICS, moves_from_answer, score_move_sequence, sequence_accuracy
-from lmms_eval_unify.record import Step, UnifiedOutput
 
 MAZE = DOMAINS["maze"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from lmms_eval_unify.visuals import to_pil_images
+from lmms_eval_unify.generation.visuals import to_pil_images
 
 
 def input_images(doc: Mapping) -> list:

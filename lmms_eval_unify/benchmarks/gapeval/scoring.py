@@ -16,10 +16,10 @@ from typing import Any
 
 from lmms_eval_unify.benchmarks.gapeval.inputs import input_images
 from lmms_eval_unify.benchmarks.gapeval.spec import METRICS, judge_template, task_name
+from lmms_eval_unify.generation.visuals import to_pil_images
 from lmms_eval_unify.judges import judge as ask_judge
-from lmms_eval_unify.record import OutputFailure, ParsedOutput
-from lmms_eval_unify.scorer import Score, scorer
-from lmms_eval_unify.visuals import to_pil_images
+from lmms_eval_unify.output.record import OutputFailure, ParsedOutput
+from lmms_eval_unify.scoring.scorer import Score, scorer
 
 
 def question_key(doc: Mapping) -> dict[str, Any]:

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from PIL import Image
 
 from lmms_eval_unify.benchmarks.gapeval import render
-from lmms_eval_unify.instruments import FixedPlan
-from lmms_eval_unify.visuals import to_pil_images
+from lmms_eval_unify.generation.answer_spaces import FixedPlan
+from lmms_eval_unify.generation.visuals import to_pil_images
 
 
 def _blank() -> Image.Image:

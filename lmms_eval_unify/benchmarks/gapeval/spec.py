@@ -1,6 +1,6 @@
 """GapEval at a glance (torch-free): categories, directions, tasks, metrics, judge and the paper's roll-up.
 
-The data generator, the release converter, the scorers, the roll-ups in ``lmms_eval_unify.scoring.gapeval``
+The data generator, the release converter, the scorers, the roll-ups in ``lmms_eval_unify.benchmarks.gapeval.paper``
 and the task class (``JUDGE_MODEL``, through ``UnifyTask``) read these names from here.
 """
 
@@ -22,7 +22,7 @@ METRICS = ("correct",)
 JUDGE_MODEL = "openai/gpt-5-mini"
 """The paper's judge (Sec. 3; the templates' default model)."""
 GROUP = "gapeval"
-PAPER_SCORE = "lmms_eval_unify.scoring.gapeval.parts_row"
+PAPER_SCORE = "lmms_eval_unify.benchmarks.gapeval.paper.parts_row"
 """Roll-up of the task means into the paper's Table 2 row (Succ./Und./Gen. per category)."""
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import datasets
 from loguru import logger
 
-from lmms_eval_unify.task import UnifyTask
+from lmms_eval_unify.integration.task import UnifyTask
 
 
 def with_repeats(dataset: datasets.Dataset, repeats: int) -> datasets.Dataset:

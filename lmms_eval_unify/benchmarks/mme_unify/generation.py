@@ -20,9 +20,10 @@ from PIL import Image
 from lmms_eval_unify import metrics
 from lmms_eval_unify.benchmarks.mme_unify.scoring import check_variant, metric_config
 from lmms_eval_unify.benchmarks.mme_unify.spec import METRICS
-from lmms_eval_unify.record import OutputFailure, ParsedOutput, load_media, parse_output
-from lmms_eval_unify.scorer import Score, scorer
-from lmms_eval_unify.visuals import read_video_frames, to_pil_images
+from lmms_eval_unify.generation.visuals import read_video_frames, to_pil_images
+from lmms_eval_unify.output.media_reader import load_media
+from lmms_eval_unify.output.record import OutputFailure, ParsedOutput, parse_output
+from lmms_eval_unify.scoring.scorer import Score, scorer
 
 KEYFRAMES = 16
 SCENE_CHANGE = 20.0

@@ -6,7 +6,7 @@ from lmms_eval_unify.benchmarks.mme_unify.prompts import (
     unify_prompt,
     vcot_prompt,
 )
-from lmms_eval_unify.visuals import to_pil_images
+from lmms_eval_unify.generation.visuals import to_pil_images
 
 
 def image_doc_to_visual(doc: dict) -> list:

@@ -1,7 +1,7 @@
 """Per-sample MME-Unify scores (the tasks' ``process_results``): understanding multiple choice, unify
 text+image QA, VCoT steps.
 
-Each is a pure score wrapped by ``lmms_eval_unify.scorer.scorer`` (which reads the output and handles
+Each is a pure score wrapped by ``lmms_eval_unify.scoring.scorer.scorer`` (which reads the output and handles
 unsupported and failed outputs); the keys are the scoring contract of ``spec.METRICS`` (docs/scoring.md).
 ``subtask`` and ``variant`` come from the task's ``metadata``; ``variant`` is ``corrected`` (default) or
 ``official`` (the released scripts, bugs included; see docs/fidelity/mme_unify.md).
@@ -18,12 +18,13 @@ from typing import Any, Literal
 from PIL import Image
 
 from lmms_eval_unify import metrics
-from lmms_eval_unify.answers import extract_choice, normalise_text, split_option
 from lmms_eval_unify.benchmarks.mme_unify import vcot
 from lmms_eval_unify.benchmarks.mme_unify.spec import METRICS, SCORING_VARIANTS, VCOT_METRICS
-from lmms_eval_unify.record import OutputFailure, ParsedOutput, Step, load_media
-from lmms_eval_unify.scorer import Score, scorer
-from lmms_eval_unify.visuals import to_pil_images
+from lmms_eval_unify.generation.visuals import to_pil_images
+from lmms_eval_unify.output.media_reader import load_media
+from lmms_eval_unify.output.record import OutputFailure, ParsedOutput, Step
+from lmms_eval_unify.scoring.answers import extract_choice, normalise_text, split_option
+from lmms_eval_unify.scoring.scorer import Score, scorer
 
 METRICS_ENV = "LMMS_EVAL_UNIFY_MME_UNIFY_METRICS"
 """JSON mapping family -> MetricConfig fields for the MME-Unify scorers, e.g.

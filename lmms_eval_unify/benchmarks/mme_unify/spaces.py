@@ -7,12 +7,12 @@ from dataclasses import dataclass
 
 from PIL import Image
 
-from lmms_eval_unify.answers import split_option
 from lmms_eval_unify.benchmarks.mme_unify import vcot
 from lmms_eval_unify.benchmarks.mme_unify.scoring import board_states, option_labels, prompt_coordinates
-from lmms_eval_unify.instruments import CandidateImageSpace, ChoiceSpace
-from lmms_eval_unify.protocols import Phase
-from lmms_eval_unify.visuals import read_video_frames, to_pil_images
+from lmms_eval_unify.generation.answer_spaces import CandidateImageSpace, ChoiceSpace
+from lmms_eval_unify.generation.protocols import Phase
+from lmms_eval_unify.generation.visuals import read_video_frames, to_pil_images
+from lmms_eval_unify.scoring.answers import split_option
 
 
 def _labels(doc: dict) -> list[str]:

@@ -1,7 +1,7 @@
 """MME-Unify at a glance (torch-free): the 14 subtasks (lmms-eval dataset names, domains, released sizes;
 benchmark_facts §1.1), their per-sample metrics and metric backbones, scoring variants, task names, groups
-and the paper's roll-up. The scorers and the roll-ups in ``lmms_eval_unify.scoring.mme_unify`` read these
-names from here; ``tests/tasks/test_generated_yamls.py`` and ``tests/test_scorer.py`` check the task and group
+and the paper's roll-up. The scorers and the roll-ups in ``lmms_eval_unify.benchmarks.mme_unify.paper`` read these
+names from here; ``tests/benchmarks/test_generated_yamls.py`` and ``tests/scoring/test_scorer.py`` check the task and group
 YAMLs against them."""
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ METRIC_FAMILIES: dict[str, tuple[str, ...]] = {
 """Metric backbones each subtask's scorer loads (checked by the run preflight before generation)."""
 JUDGE_MODEL = None
 """MME-Unify is scored without a model-as-judge."""
-PAPER_SCORE = "lmms_eval_unify.scoring.mme_unify.table2_row"
+PAPER_SCORE = "lmms_eval_unify.benchmarks.mme_unify.paper.table2_row"
 """Roll-up of the task means into the paper's Table 2 row (subtask scores, domain averages, MME-U)."""
 GROUP = BENCHMARK
 

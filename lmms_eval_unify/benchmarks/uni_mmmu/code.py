@@ -23,10 +23,10 @@ from lmms_eval_unify.benchmarks.uni_mmmu.svg import (
     COLOUR_NAMES,
     render_svg,
 )
-from lmms_eval_unify.instruments import FixedPlan
-from lmms_eval_unify.record import ParsedOutput
-from lmms_eval_unify.scorer import Score, scorer
-from lmms_eval_unify.visuals import to_pil_images
+from lmms_eval_unify.generation.answer_spaces import FixedPlan
+from lmms_eval_unify.generation.visuals import to_pil_images
+from lmms_eval_unify.output.record import ParsedOutput
+from lmms_eval_unify.scoring.scorer import Score, scorer
 
 IMAGE_METRICS, TEXT_METRICS = JUDGED_METRICS["code"]
 TASK = "uni_mmmu_code"

@@ -18,10 +18,10 @@ from PIL import Image
 
 from lmms_eval_unify.benchmarks.uni_mmmu.judged import Judged, ask, not_judged, score_judged
 from lmms_eval_unify.benchmarks.uni_mmmu.spec import JUDGED_METRICS, METRICS
-from lmms_eval_unify.instruments import FixedPlan
-from lmms_eval_unify.record import ParsedOutput
-from lmms_eval_unify.scorer import Score, scorer
-from lmms_eval_unify.visuals import to_pil_images
+from lmms_eval_unify.generation.answer_spaces import FixedPlan
+from lmms_eval_unify.generation.visuals import to_pil_images
+from lmms_eval_unify.output.record import ParsedOutput
+from lmms_eval_unify.scoring.scorer import Score, scorer
 
 IMAGE_METRICS, TEXT_METRICS = JUDGED_METRICS["geometry"]
 TASK = "uni_mmmu_geometry"

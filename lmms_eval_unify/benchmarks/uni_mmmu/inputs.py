@@ -1,7 +1,7 @@
 """What a Uni-MMMU task shows the model (the YAMLs' ``doc_to_visual`` / ``doc_to_text``)."""
 
 from lmms_eval_unify.benchmarks.uni_mmmu import geometry
-from lmms_eval_unify.visuals import to_pil_images
+from lmms_eval_unify.generation.visuals import to_pil_images
 
 
 def maze_doc_to_visual(doc: dict) -> list:

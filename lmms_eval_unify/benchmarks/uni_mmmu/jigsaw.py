@@ -23,10 +23,10 @@ from PIL import Image
 
 from lmms_eval_unify import metrics
 from lmms_eval_unify.benchmarks.uni_mmmu.spec import METRICS
-from lmms_eval_unify.protocols import Phase
-from lmms_eval_unify.record import OutputFailure, ParsedOutput
-from lmms_eval_unify.scorer import Score, scorer
-from lmms_eval_unify.visuals import to_pil_images
+from lmms_eval_unify.generation.protocols import Phase
+from lmms_eval_unify.generation.visuals import to_pil_images
+from lmms_eval_unify.output.record import OutputFailure, ParsedOutput
+from lmms_eval_unify.scoring.scorer import Score, scorer
 
 METRICS_ENV = "LMMS_EVAL_UNIFY_UNI_MMMU_METRICS"
 """JSON mapping family -> MetricConfig fields for the Uni-MMMU scorers, e.g.

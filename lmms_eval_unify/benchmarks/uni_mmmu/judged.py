@@ -20,8 +20,9 @@ from typing import Any
 from PIL import Image
 
 from lmms_eval_unify.judges import judge
-from lmms_eval_unify.record import OutputFailure, ParsedOutput, load_media
-from lmms_eval_unify.scorer import Score, judge_log
+from lmms_eval_unify.output.media_reader import load_media
+from lmms_eval_unify.output.record import OutputFailure, ParsedOutput
+from lmms_eval_unify.scoring.scorer import Score, judge_log
 
 JUDGES_ENV = "LMMS_EVAL_UNIFY_UNI_MMMU_JUDGES"
 """JSON mapping template id -> judge config fields for that template only, e.g. to send the geometry text

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from lmms_eval_unify.generation.visuals import to_pil_images
 from lmms_eval_unify.puzzles import DOMAINS
 from lmms_eval_unify.puzzles.official import score_released
 from lmms_eval_unify.puzzles.scoring import METRICS, score_move_sequence
-from lmms_eval_unify.scorer import raw_scorer
-from lmms_eval_unify.visuals import to_pil_images
+from lmms_eval_unify.scoring.scorer import raw_scorer
 
 
 @raw_scorer(*METRICS)

@@ -1,6 +1,6 @@
 """Uni-MMMU at a glance (torch-free): tasks, their per-sample metrics, the judge and the paper's roll-up.
 
-The scorers, the roll-ups in ``lmms_eval_unify.scoring.uni_mmmu`` and the task class read these names from
+The scorers, the roll-ups in ``lmms_eval_unify.benchmarks.uni_mmmu.paper`` and the task class read these names from
 here (the maze/sliding metrics are the shared puzzle scorer's, ``puzzles.scoring.METRICS``).
 """
 
@@ -23,7 +23,7 @@ METRICS: dict[str, tuple[str, ...]] = {
 """Per-sample metrics of the jigsaw and judged tasks (besides ``invalid_outputs``)."""
 JUDGE_MODEL = "Qwen/Qwen2.5-VL-72B-Instruct"
 """The official judge of every Uni-MMMU judgement but the geometry text (Qwen3-32B)."""
-PAPER_SCORE = "lmms_eval_unify.scoring.uni_mmmu.table2_row"
+PAPER_SCORE = "lmms_eval_unify.benchmarks.uni_mmmu.paper.table2_row"
 """Roll-up of the task means into the paper's Table 2 row."""
 
 

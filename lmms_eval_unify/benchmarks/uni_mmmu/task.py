@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from lmms_eval_unify.benchmarks.uni_mmmu.judged import template_configs
 from lmms_eval_unify.benchmarks.uni_mmmu.spec import JUDGE_MODEL
+from lmms_eval_unify.integration.task import UnifyTask
 from lmms_eval_unify.judges.config import JudgeConfig
-from lmms_eval_unify.task import UnifyTask
 
 
 class UniMMMUTask(UnifyTask):

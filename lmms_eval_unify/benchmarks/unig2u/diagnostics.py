@@ -27,10 +27,10 @@ from PIL import Image
 
 from lmms_eval_unify.benchmarks.unig2u.spec import SUBTASKS
 from lmms_eval_unify.benchmarks.unig2u.task import concatenate, resolve_files
+from lmms_eval_unify.generation.protocols import split_generate_then_answer_prompt
+from lmms_eval_unify.integration.task import DATA_DIR_ENV
 from lmms_eval_unify.judges import JudgeRequest, judge_many
-from lmms_eval_unify.protocols import split_generate_then_answer_prompt
-from lmms_eval_unify.record import OutputFailure, parse_output
-from lmms_eval_unify.task import DATA_DIR_ENV
+from lmms_eval_unify.output.record import OutputFailure, parse_output
 
 # Our categories -> the judge prompts' category additions (Appendix I.9).
 JUDGE_CATEGORY = {
@@ -96,7 +96,7 @@ def weighted_overall(rows: dict[str, dict], key: str, count: str) -> float | Non
 def _task_config(task: str) -> dict:
     from lmms_eval.utils import load_yaml_config
 
-    from lmms_eval_unify.plugin import tasks_path
+    from lmms_eval_unify.integration.plugin import tasks_path
 
     return load_yaml_config(str(tasks_path() / "unig2u" / f"{task}.yaml"))
 

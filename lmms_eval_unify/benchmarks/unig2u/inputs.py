@@ -4,7 +4,7 @@
 from lmms_eval_unify.benchmarks.unig2u.prompts import direct_prompt, gta_prompt, vsp_kind
 from lmms_eval_unify.benchmarks.unig2u.spec import SUBTASKS
 from lmms_eval_unify.benchmarks.unig2u.task import base64_image, rows_of_type
-from lmms_eval_unify.visuals import to_pil_images
+from lmms_eval_unify.generation.visuals import to_pil_images
 
 VSP_VISUALS = {
     "gmap": ("example_image", "test_image"),

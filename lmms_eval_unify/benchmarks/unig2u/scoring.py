@@ -1,6 +1,6 @@
 """Per-sample UniG2U scores (the tasks' ``process_results``): ``acc`` in [0, 1] (``None`` when the model
 could not run the task), ``invalid_outputs`` (failure reason or "") and ``details``; none raises on model
-output. Pure scores wrapped by ``lmms_eval_unify.scorer.scorer``; ``subtask`` (and the judged tasks'
+output. Pure scores wrapped by ``lmms_eval_unify.scoring.scorer.scorer``; ``subtask`` (and the judged tasks'
 ``judge`` overrides) come from the task's ``metadata``."""
 
 from __future__ import annotations
@@ -10,14 +10,14 @@ from collections.abc import Callable
 from pathlib import PurePath
 from typing import Any
 
-from lmms_eval_unify.answers import extract_choice, normalise_text
 from lmms_eval_unify.benchmarks.uni_mmmu.jigsaw import parse_jigsaw_choice
 from lmms_eval_unify.benchmarks.uni_mmmu.scoring import score_puzzle
 from lmms_eval_unify.benchmarks.unig2u.prompts import babyvision_is_choice, vsp_kind
 from lmms_eval_unify.benchmarks.unig2u.spec import METRICS, SUBTASKS, task_name
 from lmms_eval_unify.judges import judge as ask_judge
-from lmms_eval_unify.record import ParsedOutput
-from lmms_eval_unify.scorer import Score, raw_scorer, scorer
+from lmms_eval_unify.output.record import ParsedOutput
+from lmms_eval_unify.scoring.answers import extract_choice, normalise_text
+from lmms_eval_unify.scoring.scorer import Score, raw_scorer, scorer
 
 LABELS = ("A", "B", "C", "D")
 _ENCLOSED = re.compile(r"`+\s*\(?([A-Za-z])\)?\s*`+|\{\s*\(?([A-Za-z])\)?\s*\}")

@@ -2,7 +2,7 @@
 
 Every text answer space also "generates" an auxiliary image for GtA stage 1: a copy of the first input
 image (or a blank canvas), so both instruments run the Direct and the GtA protocol alike. Maze and sliding
-use the Uni-MMMU spaces (``lmms_eval_unify.puzzles.instrument:MAZE`` / ``SLIDING``); jigsaw reuses the
+use the Uni-MMMU spaces (``lmms_eval_unify.puzzles.answer_space:MAZE`` / ``SLIDING``); jigsaw reuses the
 Uni-MMMU jigsaw plan, with completions built from the published fields (UniG2U's file has no ground-truth
 completion images).
 """
@@ -18,9 +18,9 @@ from PIL import Image
 from lmms_eval_unify.benchmarks.uni_mmmu.jigsaw import JigsawPlan, final_answer_text
 from lmms_eval_unify.benchmarks.unig2u.prompts import babyvision_is_choice, illusion_candidates, vsp_kind
 from lmms_eval_unify.benchmarks.unig2u.scoring import LABELS, babyvision_truth, illusion_labels
-from lmms_eval_unify.instruments import FixedPlan
-from lmms_eval_unify.protocols import Phase
-from lmms_eval_unify.visuals import to_pil_images
+from lmms_eval_unify.generation.answer_spaces import FixedPlan
+from lmms_eval_unify.generation.protocols import Phase
+from lmms_eval_unify.generation.visuals import to_pil_images
 
 # What the random player may say on open answers (chance levels in the tests are computed from these).
 CHART_RANDOM_RANGE = (0, 100)

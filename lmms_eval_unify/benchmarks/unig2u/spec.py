@@ -4,7 +4,7 @@ the paper's roll-up.
 
 ``family`` selects the prompt builder, visuals and scorer; ``doc_type`` keeps only the rows of that
 BabyVision ``type`` (both BabyVision subtasks read one file). Subtasks scored by a GPT-4o judge are in
-``JUDGED``. The data generator, the scorers, the roll-ups (``lmms_eval_unify.scoring.unig2u``), the task
+``JUDGED``. The data generator, the scorers, the roll-ups (``lmms_eval_unify.benchmarks.unig2u.paper``), the task
 YAML generator and the task classes read these names from here.
 """
 
@@ -104,7 +104,7 @@ METRICS = ("acc",)
 """Per-sample metric of every task (plus ``invalid_outputs``; the puzzles add Uni-MMMU's step metrics)."""
 JUDGE_MODEL = "gpt-4o-2024-11-20"
 """The paper's judge of the ``JUDGED`` subtasks."""
-PAPER_SCORE = "lmms_eval_unify.scoring.unig2u.protocol_row"
+PAPER_SCORE = "lmms_eval_unify.benchmarks.unig2u.paper.protocol_row"
 """Roll-up of the task means into the paper's Table 4 row (categories, sample-weighted overall)."""
 MODES = {"direct": "", "gta": "_gta", "gta_official": "_gta_official"}
 """Protocol mode -> task-name suffix: Direct, Generate-then-Answer, GtA as the released code (first image)."""

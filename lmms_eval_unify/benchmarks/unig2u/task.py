@@ -18,7 +18,7 @@ import datasets
 from PIL import Image
 
 from lmms_eval_unify.benchmarks.unig2u.spec import HUB_ROOT
-from lmms_eval_unify.task import DATA_DIR_ENV, LocalDataMissingError, UnifyTask
+from lmms_eval_unify.integration.task import DATA_DIR_ENV, LocalDataMissingError, UnifyTask
 
 
 def resolve_files(files: str | list[str], data_dir: str | None) -> list[str]:

@@ -12,7 +12,7 @@ from lmms_eval_unify.benchmarks.gapeval.offline.data import (
     generate,
 )
 from lmms_eval_unify.benchmarks.gapeval.offline.items import POOL_SIZE, make_items
-from lmms_eval_unify.scoring.gapeval import CATEGORIES
+from lmms_eval_unify.benchmarks.gapeval.paper import CATEGORIES
 
 
 @pytest.fixture(scope="module")

@@ -8,12 +8,12 @@ from PIL import Image
 
 from lmms_eval_unify.benchmarks.gapeval import spaces
 from lmms_eval_unify.benchmarks.gapeval.offline.items import make_items
+from lmms_eval_unify.benchmarks.gapeval.paper import CATEGORIES
 from lmms_eval_unify.benchmarks.gapeval.reference_judge import verdict
 from lmms_eval_unify.benchmarks.gapeval.scoring import score_gen, score_und
+from lmms_eval_unify.generation.protocols import Phase
 from lmms_eval_unify.judges import reset_judge_state
-from lmms_eval_unify.protocols import Phase
-from lmms_eval_unify.record import UnifiedOutput
-from lmms_eval_unify.scoring.gapeval import CATEGORIES
+from lmms_eval_unify.output.record import UnifiedOutput
 from lmms_eval_unify.testing.openai_server import Fault, OpenAICompatServer, fixed_reply
 
 

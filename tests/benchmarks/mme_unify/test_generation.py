@@ -11,7 +11,7 @@ from lmms_eval_unify.benchmarks.mme_unify.generation import (
     score_generation,
 )
 from lmms_eval_unify.metrics import normalise_distance_score
-from lmms_eval_unify.record import UnifiedOutput
+from lmms_eval_unify.output.record import UnifiedOutput
 
 
 def _grey(level: int) -> Image.Image:
@@ -53,7 +53,7 @@ def test_standard_set_level_distances_of_a_perfect_run_are_zero(tmp_path, monkey
     from lmms_eval_unify.benchmarks.mme_unify.generation import standard_video_distances
     from lmms_eval_unify.benchmarks.mme_unify.offline.data import write_video
     from lmms_eval_unify.benchmarks.mme_unify.scoring import METRICS_ENV
-    from lmms_eval_unify.visuals import read_video_frames
+    from lmms_eval_unify.generation.visuals import read_video_frames
 
     tiny = {"backbone": "tiny", "weights": "random"}
     monkeypatch.setenv(METRICS_ENV, json.dumps({"fid": tiny, "fvd": tiny}))

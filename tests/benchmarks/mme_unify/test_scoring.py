@@ -15,7 +15,7 @@ from lmms_eval_unify.benchmarks.mme_unify.scoring import (
     score_unify_qa,
     score_vcot,
 )
-from lmms_eval_unify.record import Step, UnifiedOutput
+from lmms_eval_unify.output.record import Step, UnifiedOutput
 
 TINY_CLIP = json.dumps({"clip_choice": {"backbone": "tiny", "weights": "random"}})
 

@@ -6,9 +6,9 @@ import pytest
 
 from lmms_eval_unify.benchmarks.uni_mmmu import jigsaw
 from lmms_eval_unify.benchmarks.uni_mmmu.offline.data import generate
+from lmms_eval_unify.generation.protocols import Phase
 from lmms_eval_unify.metrics.tiny import TINY_DREAMSIM_TYPE, write_tiny_dreamsim_checkpoint
-from lmms_eval_unify.protocols import Phase
-from lmms_eval_unify.record import UnifiedOutput
+from lmms_eval_unify.output.record import UnifiedOutput
 
 
 @pytest.fixture(scope="module")

@@ -16,9 +16,9 @@ from lmms_eval_unify.benchmarks.uni_mmmu.offline import code as offline_code
 from lmms_eval_unify.benchmarks.uni_mmmu.offline import geometry as offline_geometry
 from lmms_eval_unify.benchmarks.uni_mmmu.offline import science as offline_science
 from lmms_eval_unify.benchmarks.uni_mmmu.task import UniMMMUTask
+from lmms_eval_unify.generation.protocols import Phase
 from lmms_eval_unify.judges import JudgeNotConfiguredError, reset_judge_state
-from lmms_eval_unify.protocols import Phase
-from lmms_eval_unify.record import UnifiedOutput
+from lmms_eval_unify.output.record import UnifiedOutput
 from lmms_eval_unify.testing.openai_server import Fault, OpenAICompatServer, fixed_reply
 
 N = 6

@@ -9,8 +9,8 @@ from lmms_eval_unify.benchmarks.unig2u.prompts import direct_prompt, gta_prompt,
 from lmms_eval_unify.benchmarks.unig2u.scoring import answer_check, relaxed_correct
 from lmms_eval_unify.benchmarks.unig2u.spec import HUB_ROOT, JUDGED_FAMILIES, SUBTASKS
 from lmms_eval_unify.benchmarks.unig2u.task import concatenate, resolve_files
-from lmms_eval_unify.protocols import Phase, split_generate_then_answer_prompt
-from lmms_eval_unify.task import LocalDataMissingError
+from lmms_eval_unify.generation.protocols import Phase, split_generate_then_answer_prompt
+from lmms_eval_unify.integration.task import LocalDataMissingError
 
 TEXT_SUBTASKS = [
     name for name, s in SUBTASKS.items() if s.family not in ("maze", "sliding", "jigsaw", *JUDGED_FAMILIES)
@@ -141,8 +141,8 @@ def test_prompts_follow_the_appendix_wording():
 
 
 def test_subtask_table_follows_the_scoring_contract():
+    from lmms_eval_unify.benchmarks.unig2u import paper as contract
     from lmms_eval_unify.benchmarks.unig2u.spec import JUDGED, NOT_YET
-    from lmms_eval_unify.scoring import unig2u as contract
 
     assert set(SUBTASKS) | set(NOT_YET) == set(contract.SUBTASKS)
     assert set(JUDGED) <= set(SUBTASKS) and not set(SUBTASKS) & set(NOT_YET)

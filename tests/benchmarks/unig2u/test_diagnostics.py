@@ -8,7 +8,7 @@ from lmms_eval_unify.benchmarks.unig2u import diagnostics
 from lmms_eval_unify.benchmarks.unig2u.offline.data import generate
 from lmms_eval_unify.benchmarks.unig2u.prompts import gta_prompt
 from lmms_eval_unify.judges import reset_judge_state
-from lmms_eval_unify.record import Step, UnifiedOutput
+from lmms_eval_unify.output.record import Step, UnifiedOutput
 from lmms_eval_unify.testing.openai_server import OpenAICompatServer
 
 

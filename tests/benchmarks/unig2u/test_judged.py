@@ -14,9 +14,9 @@ from lmms_eval_unify.benchmarks.unig2u.reference_judge import verdict
 from lmms_eval_unify.benchmarks.unig2u.scoring import extracted_answer, judge_request, score_judged
 from lmms_eval_unify.benchmarks.unig2u.spec import HUB_ROOT, JUDGED, SUBTASKS
 from lmms_eval_unify.benchmarks.unig2u.task import base64_image, resolve_files, rows_of_type
+from lmms_eval_unify.generation.protocols import Phase, split_generate_then_answer_prompt
 from lmms_eval_unify.judges import get_template, reset_judge_state
-from lmms_eval_unify.protocols import Phase, split_generate_then_answer_prompt
-from lmms_eval_unify.record import UnifiedOutput
+from lmms_eval_unify.output.record import UnifiedOutput
 from lmms_eval_unify.testing.openai_server import ChatRequest, Fault, OpenAICompatServer, fixed_reply
 
 SPACE = {"geometry3k": spaces.GEOMETRY, "auxsolidmath": spaces.GEOMETRY, "phyx": spaces.PHYX,

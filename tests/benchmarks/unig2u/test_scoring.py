@@ -12,7 +12,7 @@ from lmms_eval_unify.benchmarks.unig2u.scoring import (
     score_answer,
     vsp_score,
 )
-from lmms_eval_unify.record import mean_supported
+from lmms_eval_unify.scoring.task_aggregations import mean_supported
 
 
 @pytest.mark.parametrize(

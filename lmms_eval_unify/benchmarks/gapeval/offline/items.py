@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from lmms_eval_unify.benchmarks.gapeval import render
-from lmms_eval_unify.scoring.gapeval import CATEGORIES
+from lmms_eval_unify.benchmarks.gapeval.paper import CATEGORIES
 
 POOL_SIZE = 4
 """Candidate answers per offline item (the truth and three distractors): random's chance level is 1/4."""

@@ -1,0 +1,218 @@
+"""``lmms-eval-unify check-adapter NAME --model_args …``: a smoke test of one unified-model adapter.
+
+It builds the model the way lmms-eval does (its registry, ``--model_args`` parsed by lmms-eval), then sends
+one small generated sample through every protocol the adapter's capabilities claim, by the same request
+path as an evaluation (protocol dispatch, media folder, output record), and prints one row per protocol:
+ok or failed, seconds, and what came out. Exit status: 0 when every claimed protocol works, 1 when any
+fails, 2 when the model cannot be built.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from lmms_eval.api.instance import Instance
+from PIL import Image, ImageDraw
+
+from lmms_eval_unify.generation.answer_spaces import FixedPlan
+from lmms_eval_unify.generation.protocols import PROTOCOLS, UNDERSTAND
+from lmms_eval_unify.output.media_reader import load_media
+from lmms_eval_unify.output.record import OutputFailure, parse_output
+
+SAMPLE_TASK, SAMPLE_SPLIT = "check_adapter", "test"
+
+PROMPTS = {
+    "direct": "What colour is the square in the image? Answer with one word.",
+    "answer_and_image": "Describe the image in one sentence, then draw it.",
+    "image_only": "Draw a blue circle on a white background.",
+    "generate_then_answer": (
+        "[GEN_PROMPT]Draw the image with the square coloured blue.[/GEN_PROMPT]"
+        "[QUESTION]What colour is the square now?[/QUESTION]"
+    ),
+    "visual_cot_steps": "Move the square one cell to the right.",
+    "image_sequence_then_answer": "Move the square one cell to the right, then say where it is.",
+    "video": "The square slides to the right.",
+}
+"""One prompt per protocol (every protocol of ``lmms_eval_unify.generation.protocols`` has one: a test checks it)."""
+
+OPTIONS = {
+    "visual_cot_steps": {"max_steps": 1},
+    "image_sequence_then_answer": {"max_steps": 1},
+}
+"""Protocol options keeping the step loops to one step."""
+
+EXPECTED_IMAGES = {"answer_and_image": 1, "image_only": 1, "generate_then_answer": 1}
+"""Protocols with a fixed number of output images (a step loop may stop before drawing)."""
+
+
+def sample_image() -> Image.Image:
+    """The sample's input: a red square on a white 64×64 canvas."""
+    image = Image.new("RGB", (64, 64), "white")
+    ImageDraw.Draw(image).rectangle((16, 16, 40, 40), fill="red")
+    return image
+
+
+@dataclass(frozen=True)
+class SmokeAnswers:
+    """What the baseline instruments answer here: "red", the input image, three frames of it."""
+
+    def plan(self, doc: dict, inputs: list[Image.Image], rng: Any, oracle: bool) -> SmokePlan:
+        return SmokePlan("red", doc["image"])
+
+
+class SmokePlan(FixedPlan):
+    def video(self, phase: Any) -> list[Image.Image]:
+        return [self.answer_image] * 3
+
+
+SMOKE_ANSWERS = SmokeAnswers()
+
+
+@dataclass
+class ProtocolCheck:
+    """The outcome of one protocol on the sample."""
+
+    protocol: str
+    ok: bool
+    seconds: float
+    cpu_seconds: float
+    summary: str
+
+
+def _doc_to_visual(doc: dict) -> list[Image.Image]:
+    return [doc["image"]]
+
+
+def _summary(protocol: str, text: str, images: list[Image.Image], frames: int) -> str:
+    """Text length (for protocols that answer in text), image count and sizes, video frames."""
+    parts = []
+    if UNDERSTAND in PROTOCOLS[protocol].needs:
+        parts.append(f"text {len(text)} chars" + (" (empty)" if not text.strip() else ""))
+    if images:
+        sizes = sorted({f"{image.width}x{image.height}" for image in images})
+        parts.append(f"{len(images)} image(s) {', '.join(sizes)}")
+    if frames:
+        parts.append(f"{frames} video frame(s)")
+    return "; ".join(parts)
+
+
+def check_protocol(model: Any, protocol: str, doc_id: int, max_new_tokens: int) -> ProtocolCheck:
+    """Run ``protocol`` on the sample through ``model.generate_until`` and judge what comes back."""
+    gen_kwargs = {
+        "protocol": protocol,
+        "max_new_tokens": max_new_tokens,
+        "answer_space": f"{__name__}:SMOKE_ANSWERS",
+        **OPTIONS.get(protocol, {}),
+    }
+    request = Instance(
+        request_type="generate_until",
+        arguments=(PROMPTS[protocol], gen_kwargs, _doc_to_visual, doc_id, SAMPLE_TASK, SAMPLE_SPLIT),
+        idx=0,
+        metadata={"task": SAMPLE_TASK, "doc_id": doc_id, "repeats": 1},
+    )
+    started, cpu_started = time.perf_counter(), time.process_time()
+    try:
+        raw, crash = model.generate_until([request])[0], ""
+    except Exception as exc:  # noqa: BLE001 - a crash outside the per-request guard is this check's finding
+        raw, crash = None, f"generate_until raised {type(exc).__name__}: {exc}"
+    seconds, cpu_seconds = time.perf_counter() - started, time.process_time() - cpu_started
+
+    def failed(reason: str) -> ProtocolCheck:
+        return ProtocolCheck(protocol, False, seconds, cpu_seconds, reason)
+
+    if raw is None:
+        return failed(crash)
+    parsed = parse_output(raw)
+    record = parsed.record
+    if parsed.failure is not None:
+        detail = record.error or parsed.failure.detail
+        return failed(f"{parsed.failure.reason}: {detail}")
+    if record.unsupported:
+        return failed(f"claimed but unsupported: {record.unsupported}")
+    images = parsed.load_images(EXPECTED_IMAGES.get(protocol))
+    if isinstance(images, OutputFailure):
+        return failed(f"{images.reason}: {images.detail}")
+    frames = load_media(record.root, record.video_frames)
+    if isinstance(frames, OutputFailure):
+        return failed(f"{frames.reason}: {frames.detail}")
+    if protocol == "video" and not frames:
+        return failed("no video frames saved")
+    return ProtocolCheck(
+        protocol, True, seconds, cpu_seconds, _summary(protocol, record.text, images, len(frames))
+    )
+
+
+def build_model(name: str, model_args: str, output_dir: str) -> Any:
+    """The adapter ``name`` as lmms-eval builds it, writing under ``output_dir`` and never resuming."""
+    from lmms_eval.models import get_model
+    from lmms_eval.utils import simple_parse_args_string
+
+    from lmms_eval_unify.generation.model import UnifiedModel
+
+    cls = get_model(name, force_simple=True)
+    if not (isinstance(cls, type) and issubclass(cls, UnifiedModel)):
+        raise TypeError(f"{name} is not a unified-model adapter (lmms_eval_unify.generation.model.UnifiedModel)")
+    args = {"output_dir": output_dir, "resume": False, **simple_parse_args_string(model_args)}
+    return cls(**args)
+
+
+def run_checks(model: Any, max_new_tokens: int) -> list[ProtocolCheck]:
+    """Every protocol the model's capabilities claim, one sample each."""
+    claimed = [name for name, spec in PROTOCOLS.items() if spec.needs <= model.capabilities]
+    model.task_dict = {
+        SAMPLE_TASK: {SAMPLE_SPLIT: {i: {"image": sample_image()} for i in range(len(claimed))}}
+    }
+    return [check_protocol(model, protocol, i, max_new_tokens) for i, protocol in enumerate(claimed)]
+
+
+def format_table(checks: list[ProtocolCheck]) -> str:
+    rows = [("protocol", "result", "seconds", "cpu s", "output")]
+    rows += [
+        (c.protocol, "ok" if c.ok else "FAILED", f"{c.seconds:.2f}", f"{c.cpu_seconds:.2f}", c.summary)
+        for c in checks
+    ]
+    widths = [max(len(row[i]) for row in rows) for i in range(4)]
+    return "\n".join(
+        "  ".join(cell.ljust(width) for cell, width in zip(row[:4], widths, strict=True)) + "  " + row[4]
+        for row in rows
+    )
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="lmms-eval-unify check-adapter",
+        description="Smoke-test a unified-model adapter: one sample of each protocol it claims.",
+    )
+    parser.add_argument("name", help="the --model name (e.g. janus_pro, unify_oracle)")
+    parser.add_argument(
+        "--model_args", default="", help="as for lmms-eval, e.g. pretrained=PATH,dtype=float32"
+    )
+    parser.add_argument("--max_new_tokens", type=int, default=32, help="text budget per answer")
+    parser.add_argument("--output_dir", help="media folder (default: a new temporary folder)")
+    options = parser.parse_args(argv)
+    output_dir = options.output_dir or tempfile.mkdtemp(prefix="check_adapter_")
+    started = time.perf_counter()
+    try:
+        model = build_model(options.name, options.model_args, output_dir)
+    except Exception as exc:  # noqa: BLE001 - any construction failure is reported, not raised
+        print(f"{options.name}: cannot build the model: {type(exc).__name__}: {exc}")
+        return 2
+    print(
+        f"{options.name}: built in {time.perf_counter() - started:.1f} s on {model.device} ({model.dtype}); "
+        f"capabilities: {', '.join(sorted(model.capabilities))}"
+    )
+    checks = run_checks(model, options.max_new_tokens)
+    print(format_table(checks))
+    failed = [c for c in checks if not c.ok]
+    print(f"outputs under {model.media.root}")
+    if failed:
+        print(
+            f"{len(failed)} of {len(checks)} claimed protocols failed: {', '.join(c.protocol for c in failed)}"
+        )
+        return 1
+    print(f"all {len(checks)} claimed protocols work")
+    return 0

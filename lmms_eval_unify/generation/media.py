@@ -1,0 +1,86 @@
+"""Where model outputs live on disk: ``<root>/<task>/<doc_id>/`` with PNG images and ``record.json``.
+
+The media base is, in order: the model argument ``output_dir``; ``$LMMS_EVAL_UNIFY_OUTPUT_DIR``; the run's
+``--output_path`` (as ``<output_path>/unify_media``); ``./lmms_eval_unify_outputs`` (``run_context.media_base``).
+Each model configuration writes under its own folder of it, ``<model>-<hash of its describe()>``, so two
+models, or one model run with different ``--model_args``, sharing an ``--output_path`` never overwrite or
+reuse each other's images; the same configuration finds its earlier outputs there and resumes.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+from PIL import Image
+
+from lmms_eval_unify.integration.run_context import media_base
+from lmms_eval_unify.output.media_reader import resolve_media_path
+from lmms_eval_unify.output.record import UnifiedOutput
+
+
+def resolve_output_root(explicit: str | None = None) -> Path:
+    """The media base directory, following the documented precedence."""
+    return media_base(explicit)
+
+
+def configuration_folder(model_id: str, description: dict[str, Any]) -> str:
+    """Folder name of one model configuration: ``<model>-<first 10 hex of sha256(describe())>``."""
+    canonical = json.dumps(description, sort_keys=True, default=str)
+    return f"{_safe_component(model_id)}-{hashlib.sha256(canonical.encode()).hexdigest()[:10]}"
+
+
+def _safe_component(value: object) -> str:
+    """A path component from a task name or doc id: no separators, no dot-dot."""
+    text = re.sub(r"[^A-Za-z0-9_.=-]+", "_", str(value)).strip(".")
+    return text or "_"
+
+
+class MediaStore:
+    """Writes and reads one model's outputs under ``root``; never writes outside it."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root).resolve()
+
+    def sample_dir(self, task: str, doc_id: object) -> str:
+        """Relative folder of one sample."""
+        return f"{_safe_component(task)}/{_safe_component(doc_id)}"
+
+    def save_image(self, task: str, doc_id: object, name: str, image: Image.Image) -> str:
+        """Save ``image`` as PNG and return its path relative to the root."""
+        relative = f"{self.sample_dir(task, doc_id)}/{_safe_component(name)}.png"
+        path = resolve_media_path(self.root, relative)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        image.save(path, format="PNG")
+        return relative
+
+    def _record_path(self, task: str, doc_id: object) -> Path:
+        return resolve_media_path(self.root, f"{self.sample_dir(task, doc_id)}/record.json")
+
+    def save_record(self, task: str, doc_id: object, record: UnifiedOutput) -> None:
+        """Persist the record next to its images (written atomically) so an interrupted run can resume."""
+        path = self._record_path(task, doc_id)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(record.to_json(), encoding="utf-8")
+        tmp.replace(path)
+
+    def load_record(self, task: str, doc_id: object, signature: str) -> UnifiedOutput | None:
+        """A finished record of an earlier run with the same request signature whose images all exist."""
+        path = self._record_path(task, doc_id)
+        if not path.is_file():
+            return None
+        try:
+            record = UnifiedOutput.from_dict(json.loads(path.read_text(encoding="utf-8")))
+        except (ValueError, TypeError, RecursionError):  # a corrupt or hostile record.json: run again
+            return None
+        if record.signature != signature or record.error:
+            return None
+        paths = record.images + [s.image for s in record.steps if s.image] + record.video_frames
+        if not all(resolve_media_path(self.root, p).is_file() for p in paths):
+            return None
+        record.root = str(self.root)
+        return record

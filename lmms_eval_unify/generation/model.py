@@ -1,0 +1,490 @@
+"""Base class of every unified-model adapter: lmms-eval plumbing and protocol dispatch, done once.
+
+An adapter subclasses :class:`UnifiedModel`, declares ``capabilities`` and implements the primitives it
+has: ``understand(images, prompt, **decoding) -> str``, ``generate_image(prompt, images, **decoding) ->
+PIL.Image`` and optionally ``generate_video(prompt, images, **decoding) -> list[PIL.Image]``. ``decoding``
+holds the task's decoding parameters, the per-sample ``seed`` and the protocol ``phase`` (a ``Phase``: which
+step of which protocol asks; instruments answer by it, adapters may ignore it). The base class
+serves ``generate_until`` and ``generate_visual_cot`` by running the protocol each task names, writes the
+images through the output contract, resumes finished samples, and records per-request failures.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import hashlib
+import json
+import time
+import types
+import typing
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, ClassVar
+
+import torch
+from accelerate import PartialState
+from lmms_eval.api.instance import Instance
+from lmms_eval.api.model import lmms
+from lmms_eval.api.task import ConfigurableTask
+from loguru import logger
+from PIL import Image
+from tqdm import tqdm
+
+from lmms_eval_unify.generation.engine import Pending, run_lockstep
+from lmms_eval_unify.generation.media import MediaStore, configuration_folder, resolve_output_root
+from lmms_eval_unify.generation.protocols import (
+    GENERATE_IMAGE,
+    GENERATE_VIDEO,
+    PROTOCOLS,
+    UNDERSTAND,
+    UNDERSTAND_VIDEO,
+    ProtocolRun,
+    protocol_name,
+    split_generation_kwargs,
+)
+from lmms_eval_unify.generation.visuals import (
+    DEFAULT_VIDEO_FRAMES,
+    model_inputs,
+    visuals_fingerprint,
+)
+from lmms_eval_unify.integration import run_status
+from lmms_eval_unify.integration.run_context import trust_media_root
+from lmms_eval_unify.integration.task import UnifyTask
+from lmms_eval_unify.output.record import UnifiedOutput, clean_text
+
+DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
+
+
+def resolve_device(device: str | None, local_index: int = 0) -> torch.device:
+    """The device a model runs on: ``device`` if given, else this process's GPU, else the CPU.
+
+    A bare ``cuda`` (lmms-eval's ``--device cuda``) means this process's GPU, so data-parallel ranks spread.
+    """
+    if device:
+        chosen = torch.device(device)
+        return torch.device("cuda", local_index) if chosen.type == "cuda" and chosen.index is None else chosen
+    return torch.device("cuda", local_index) if torch.cuda.is_available() else torch.device("cpu")
+
+
+def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torch.dtype:
+    """``dtype`` if given (``bfloat16``, ``float16``, ``float32``), else bf16 on CUDA and fp32 elsewhere."""
+    if isinstance(dtype, torch.dtype):
+        return dtype
+    if dtype:
+        if str(dtype) not in DTYPES:
+            raise ValueError(f"dtype must be one of {sorted(DTYPES)}, got {dtype!r}")
+        return DTYPES[str(dtype)]
+    return torch.bfloat16 if device.type == "cuda" else torch.float32
+
+
+@contextlib.contextmanager
+def seeded(seed: int, device: torch.device | None = None) -> Iterator[None]:
+    """Run a block with torch's global RNGs seeded, restoring them afterwards (reproducible samples)."""
+    cuda = device is not None and device.type == "cuda"
+    with torch.random.fork_rng(devices=[device] if cuda else [], device_type="cuda" if cuda else "cpu"):
+        torch.manual_seed(seed)
+        yield
+
+
+def decoding_options(decoding: dict[str, Any], cap: int | None = None) -> dict[str, Any]:
+    """Task decoding parameters as Hugging Face ``generate`` keywords (temperature 0 means greedy).
+
+    ``cap`` (an adapter's ``max_new_tokens`` model argument) bounds the task's ``max_new_tokens``.
+    """
+    max_new = int(decoding.get("max_new_tokens", 512))
+    options: dict[str, Any] = {"max_new_tokens": min(max_new, cap) if cap else max_new}
+    temperature = float(decoding.get("temperature", 0) or 0)
+    if temperature > 0 or decoding.get("do_sample"):
+        options.update(do_sample=True, temperature=temperature or 1.0)
+        if "top_p" in decoding and decoding["top_p"] is not None:
+            options["top_p"] = float(decoding["top_p"])
+    else:
+        options["do_sample"] = False
+    return options
+
+
+RUN_ONLY = "run_only"
+"""Metadata key of a settings field that does not change outputs (left out of ``describe()``)."""
+
+PARSE = "parse"
+"""Metadata key of a settings field's own parser of ``--model_args`` values (instead of its type's)."""
+
+
+def run_only(default: Any = None) -> Any:
+    """A settings field that does not change outputs (paths to code, credentials, retries, batching)."""
+    return field(default=default, metadata={RUN_ONLY: True})
+
+
+class ModelArgumentError(TypeError):
+    """A ``--model_args`` key the adapter does not take, or a value that does not convert to its type."""
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelSettings:
+    """``--model_args`` of every adapter. Adapters subclass it (a dataclass) with their own fields; every
+    field is a ``--model_args`` key, typed and defaulted, and every field not marked :func:`run_only` is
+    part of ``describe()`` (the resume signature and the media folder name)."""
+
+    output_dir: str | None = run_only()
+    seed: int = 0
+    resume: bool = run_only(True)
+    device: str | None = run_only()
+    dtype: str | None = None
+    batch_size: int | str = run_only(1)
+    """lmms-eval passes ``--batch_size`` here: a number, or ``auto`` (served as 1)."""
+    max_batch_size: int | None = run_only()
+    """Passed by lmms-eval itself; unused."""
+
+    @classmethod
+    def from_model_args(cls, model_id: str, model_args: dict[str, Any]) -> ModelSettings:
+        """The settings from ``--model_args`` values (strings, or what lmms-eval parsed them into), each
+        converted to its field's type; unknown keys and unconvertible values are errors naming the key."""
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        unknown = sorted(set(model_args) - set(fields))
+        if unknown:
+            raise ModelArgumentError(
+                f"{model_id}: unknown model arguments {unknown}; valid: {sorted(fields)}"
+            )
+        missing = sorted(name for name, f in fields.items() if name not in model_args and _required(f))
+        if missing:
+            raise ModelArgumentError(f"{model_id}: missing model arguments {missing}")
+        hints = typing.get_type_hints(cls)
+        values = {}
+        for name, value in model_args.items():
+            parse = fields[name].metadata.get(PARSE)
+            try:
+                values[name] = parse(value) if parse else convert(value, hints[name])
+            except (TypeError, ValueError) as exc:
+                expected = "a nested argument list" if parse else type_name(hints[name])
+                raise ModelArgumentError(
+                    f"{model_id}: model argument {name}={value!r}: expected {expected} ({exc})"
+                ) from exc
+        return cls(**values)
+
+    def described(self) -> dict[str, Any]:
+        """Every field that changes outputs, by name."""
+        return {
+            f.name: getattr(self, f.name) for f in dataclasses.fields(self) if not f.metadata.get(RUN_ONLY)
+        }
+
+
+def _required(settings_field: dataclasses.Field) -> bool:
+    return (
+        settings_field.default is dataclasses.MISSING
+        and settings_field.default_factory is dataclasses.MISSING
+    )
+
+
+TRUE_WORDS, FALSE_WORDS = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
+NONE_WORDS = ("", "none", "null")
+
+
+def _members(annotation: Any) -> tuple[Any, ...]:
+    """The types of a union (``int | None``, ``Optional[int]``), or the type itself."""
+    union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
+    return typing.get_args(annotation) if union else (annotation,)
+
+
+def type_name(annotation: Any) -> str:
+    """``int``, ``float | None``, … as written in the settings class."""
+    members = _members(annotation)
+    return " | ".join("None" if m is type(None) else getattr(m, "__name__", str(m)) for m in members)
+
+
+def convert(value: Any, annotation: Any) -> Any:
+    """A model argument as ``annotation`` (``str``, ``int``, ``float``, ``bool``, unions of them with
+    ``None``); raises ``ValueError`` when it is not one."""
+    members = _members(annotation)
+    if type(None) in members and (value is None or str(value).strip().lower() in NONE_WORDS):
+        return None
+    errors = []
+    for member in (m for m in members if m is not type(None)):
+        try:
+            return _convert_one(value, member)
+        except (TypeError, ValueError) as exc:
+            errors.append(str(exc))
+    raise ValueError("; ".join(errors) or f"{value!r} is not None")
+
+
+def _convert_one(value: Any, kind: type) -> Any:
+    if kind is bool:
+        if isinstance(value, bool):
+            return value
+        word = str(value).strip().lower()
+        if word in TRUE_WORDS + FALSE_WORDS:
+            return word in TRUE_WORDS
+        raise ValueError(f"expected one of {TRUE_WORDS + FALSE_WORDS}")
+    if kind is int:
+        if isinstance(value, bool):
+            raise ValueError("a boolean is not an integer")
+        if isinstance(value, float):
+            if not value.is_integer():
+                raise ValueError("not a whole number")
+            return int(value)
+        return int(str(value).strip())
+    if kind is float:
+        if isinstance(value, bool):
+            raise ValueError("a boolean is not a number")
+        return float(value)
+    if kind is str:
+        return str(value)
+    raise TypeError(f"settings fields of type {kind!r} need a parse function (field metadata {PARSE!r})")
+
+
+TEXT_ANSWER_PROTOCOLS = frozenset({"direct", "generate_then_answer"})
+"""Protocols whose result lmms-eval's own tasks read as plain text (its GtA models return the stage-2 answer)."""
+
+
+def is_lmms_eval_task(request: Instance) -> bool:
+    """Whether the request comes from one of lmms-eval's own tasks (not a task of this plugin).
+
+    lmms-eval passes the task's bound ``doc_to_visual`` in every generation request, so its owner says
+    which task class built the request; requests made in code (tests, ``check-adapter``) count as ours.
+    """
+    owner = getattr(request.args[2], "__self__", None)
+    return isinstance(owner, ConfigurableTask) and not isinstance(owner, UnifyTask)
+
+
+def lmms_eval_response(record: UnifiedOutput) -> str:
+    """A record in lmms-eval's own convention: the answer as plain text for text-answer protocols, else the
+    JSON ``{"text", "images": [absolute paths]}`` (video frames as images); ``""`` for a failed or
+    unsupported request (scored as a wrong answer; the reason stays in the saved ``record.json``)."""
+    if record.error or record.unsupported:
+        return ""
+    if record.protocol in TEXT_ANSWER_PROTOCOLS:
+        return clean_text(record.text)
+    paths = [str(Path(record.root) / path) for path in [*record.images, *record.video_frames]]
+    return json.dumps({"text": clean_text(record.text), "images": paths}, ensure_ascii=False)
+
+
+@dataclass(frozen=True)
+class RequestInfo:
+    """The request being served (instruments such as the oracle read their document through it)."""
+
+    task: str
+    split: str
+    doc_id: Any
+    options: dict[str, Any]
+    index: int = 0
+    """Position of the request in the list lmms-eval passed."""
+
+
+class UnifiedModel(lmms):
+    """A unified model as lmms-eval sees it (a *simple* model, so visual-CoT tasks can run)."""
+
+    is_simple = True
+    model_id: ClassVar[str] = "unified"
+    capabilities: ClassVar[frozenset[str]] = frozenset()
+    max_input_images: ClassVar[int | None] = None
+    """How many input images the model takes (``1`` for single-image models; ``None``: any number)."""
+    settings_class: ClassVar[type[ModelSettings]] = ModelSettings
+    """The adapter's ``--model_args``: a :class:`ModelSettings` dataclass (see docs/adding_a_model.md)."""
+
+    def __init__(self, **model_args: Any) -> None:
+        super().__init__()
+        self.settings = self.settings_class.from_model_args(self.model_id, model_args)
+        settings = self.settings
+        self.seed, self.resume = settings.seed, settings.resume
+        state = PartialState()
+        self._rank, self._world_size = state.process_index, state.num_processes
+        self.device = resolve_device(settings.device, state.local_process_index)
+        self.dtype = resolve_dtype(settings.dtype, self.device)
+        logger.info(
+            "{}: process {} of {} on {} ({})",
+            self.model_id,
+            self.rank,
+            self.world_size,
+            self.device,
+            self.dtype,
+        )
+        self.batch_size = max(1, settings.batch_size) if isinstance(settings.batch_size, int) else 1
+        self._output_dir = settings.output_dir
+        self._media: MediaStore | None = None
+        self.resumed = 0
+        self.request: RequestInfo | None = None
+
+    @property
+    def media(self) -> MediaStore:
+        """This configuration's media folder (``<media base>/<model>-<hash of describe()>``), made on first
+        use: ``describe()`` is complete only once the adapter's own ``__init__`` has run."""
+        if self._media is None:
+            folder = configuration_folder(self.model_id, self.describe())
+            self._media = MediaStore(resolve_output_root(self._output_dir) / folder)
+            self._media.root.mkdir(parents=True, exist_ok=True)
+            (self._media.root / "model.json").write_text(json.dumps(self.describe(), indent=1, default=str))
+            trust_media_root(self._media.root)
+            logger.info("{}: outputs under {}", self.model_id, self._media.root)
+        return self._media
+
+    @property
+    def model_args(self) -> dict[str, Any]:
+        """This model's identifying arguments (read when signing a request, after the adapter is built)."""
+        return self.describe()
+
+    def describe(self) -> dict[str, Any]:
+        """What identifies this model's outputs (resume signatures, the media folder name): the model id and
+        every settings field not marked run-only, with the numeric precision as resolved."""
+        dtype = str(self.dtype).removeprefix("torch.")
+        return {"model": self.model_id, **self.settings.described(), "dtype": dtype}
+
+    # ---- primitives (adapters override what they support) ------------------------------------------
+    def understand(self, images: list[Image.Image], prompt: str, **decoding: Any) -> str:
+        raise NotImplementedError(f"{self.model_id} cannot answer in text")
+
+    def generate_image(self, prompt: str, images: list[Image.Image], **decoding: Any) -> Image.Image:
+        raise NotImplementedError(f"{self.model_id} cannot generate images")
+
+    def generate_video(self, prompt: str, images: list[Image.Image], **decoding: Any) -> list[Image.Image]:
+        raise NotImplementedError(f"{self.model_id} cannot generate videos")
+
+    def understand_batch(self, batch: list[tuple[list[Image.Image], str]], **decoding: Any) -> list[str]:
+        """Answers to several ``(images, prompt)`` pairs sharing decoding parameters.
+
+        Adapters whose backend batches override this; the engine sends greedy understanding calls of the
+        same phase through it in chunks of the ``batch_size`` model argument when they do.
+        """
+        return [self.understand(images, prompt, **decoding) for images, prompt in batch]
+
+    def sample_seed(self, task: str, doc_id: Any) -> int:
+        """A per-sample seed, stable across runs and processes."""
+        digest = hashlib.sha256(f"{self.seed}/{task}/{doc_id}".encode()).digest()
+        return int.from_bytes(digest[:4], "little")
+
+    # ---- lmms-eval entry points ----------------------------------------------------------------------
+    def generate_until(self, requests: list[Instance]) -> list[str]:
+        """Serve requests in windows of ``batch_size``: saved outputs are reused, the rest run their
+        protocols in lockstep (``lmms_eval_unify.generation.engine``) so each phase of a window is one batch."""
+        self.resumed = 0
+        responses: dict[int, str] = {}
+        progress = tqdm(total=len(requests), desc=f"{self.model_id}", disable=self.rank != 0)
+        window: list[Pending] = []
+        started: dict[int, float] = {}
+
+        def finish(item: Pending, record: UnifiedOutput) -> None:
+            index = item.info.index
+            responses[index] = self._finished(requests[index], record, started[index])
+            progress.update(1)
+
+        for index, request in enumerate(requests):
+            started[index] = time.perf_counter()
+            prepared = self._prepare(index, request)
+            if isinstance(prepared, Pending):
+                window.append(prepared)
+            else:
+                responses[index] = prepared
+                progress.update(1)
+            if len(window) >= self.batch_size or (window and index == len(requests) - 1):
+                for item in window:
+                    started[item.info.index] = time.perf_counter()
+                run_lockstep(self, window, finish)
+                window = []
+        progress.close()
+        if self.resumed:
+            logger.info(
+                "{}: {} of {} samples served from saved records under {}",
+                self.model_id,
+                self.resumed,
+                len(requests),
+                self.media.root,
+            )
+        return [responses[i] for i in range(len(requests))]
+
+    def generate_visual_cot(self, requests: list[Instance]) -> list[str]:
+        return self.generate_until(requests)
+
+    def loglikelihood(self, requests: list[Instance]) -> list[tuple[float, bool]]:
+        raise NotImplementedError("unified models are evaluated generatively; loglikelihood is not supported")
+
+    def generate_until_multi_round(self, requests: list[Instance]) -> list[str]:
+        raise NotImplementedError("multi-round requests are not supported; use a protocol instead")
+
+    def _prepare(self, index: int, request: Instance) -> str | Pending:
+        """A finished response (resumed, unsupported, failed before any primitive) or a protocol to run."""
+        ctx, gen_kwargs, doc_to_visual, doc_id, task, split = request.args
+        gen_kwargs = dict(gen_kwargs or {})
+        name = protocol_name(gen_kwargs)
+        if self.resume:
+            cached = self.media.load_record(task, doc_id, self._signature(request))
+            if cached is not None:
+                self.resumed += 1
+                run_status.status().count_resumed()
+                return self._response(request, cached)
+        spec = PROTOCOLS.get(name)
+        if spec is None:
+            record = UnifiedOutput(name, error=f"unknown protocol {name!r}; known: {sorted(PROTOCOLS)}")
+            return self._finished(request, record, time.perf_counter())
+        missing = spec.needs - self.capabilities
+        if missing:
+            record = UnifiedOutput(name, unsupported=f"{self.model_id} lacks {', '.join(sorted(missing))}")
+            return self._finished(request, record, time.perf_counter())
+        options, decoding = split_generation_kwargs(gen_kwargs)
+        decoding["seed"] = self.sample_seed(task, doc_id)
+        info = RequestInfo(task, split, doc_id, options, index)
+        try:
+            images = self._inputs_of(doc_to_visual, task, split, doc_id, options)
+        except Exception as exc:  # noqa: BLE001 - one bad sample must not end the run
+            logger.error("{} failed on {}/{}: {}", self.model_id, task, doc_id, exc)
+            record = UnifiedOutput(name, error=f"{type(exc).__name__}: {exc}")
+            return self._finished(request, record, time.perf_counter())
+        run = ProtocolRun(self, task, doc_id, ctx, images, options, decoding)
+        return Pending(run, spec.run(run), info, name)
+
+    def _finished(self, request: Instance, record: UnifiedOutput, started: float) -> str:
+        """Sign, save and serialise a request's record."""
+        _, _, _, doc_id, task, _ = request.args
+        record.timings["total"] = time.perf_counter() - started
+        record.root, record.signature = str(self.media.root), self._signature(request)
+        self.media.save_record(task, doc_id, record)
+        return self._response(request, record)
+
+    def _response(self, request: Instance, record: UnifiedOutput) -> str:
+        """What lmms-eval receives: our record's JSON for our tasks, lmms-eval's convention for its own."""
+        if is_lmms_eval_task(request):
+            return lmms_eval_response(record)
+        return record.to_json()
+
+    # ---- batched primitives ---------------------------------------------------------------------------
+    def batches_understanding(self) -> bool:
+        """Whether ``understand_batch`` is a real batched call (an adapter override)."""
+        return type(self).understand_batch is not UnifiedModel.understand_batch
+
+    def batches_generation(self) -> bool:
+        """Whether ``generate_image_batch`` is a real batched call (an adapter override)."""
+        return type(self).generate_image_batch is not UnifiedModel.generate_image_batch
+
+    def generate_image_batch(
+        self, batch: list[tuple[str, list[Image.Image], dict[str, Any]]]
+    ) -> list[Image.Image]:
+        """Images for several ``(prompt, images, decoding)`` requests, each with its own decoding parameters
+        (seed included): an override must return what one-by-one ``generate_image`` calls would."""
+        return [self.generate_image(prompt, images, **decoding) for prompt, images, decoding in batch]
+
+    def _inputs_of(self, doc_to_visual, task: str, split: str, doc_id: Any, options: dict) -> list:
+        """The images (or videos) this model is given for a doc, per its capabilities and the task options."""
+        return model_inputs(
+            doc_to_visual(self.task_dict[task][split][doc_id]),
+            UNDERSTAND_VIDEO in self.capabilities,
+            self.max_input_images,
+            int(options.get("num_frames", DEFAULT_VIDEO_FRAMES)),
+        )
+
+    def _signature(self, request: Instance) -> str:
+        """What a stored output must match to be reused: model, prompt, generation options and the doc's
+        visual inputs (records are stored per task and doc id, and a doc id can name another question
+        when the dataset, its order or the repeats change)."""
+        ctx, gen_kwargs, doc_to_visual, doc_id, task, split = request.args
+        try:
+            inputs = visuals_fingerprint(doc_to_visual(self.task_dict[task][split][doc_id]))
+        except Exception as exc:  # noqa: BLE001 - the protocol run records the failure; never resume it
+            inputs = f"unreadable: {type(exc).__name__}: {exc}"
+        payload = json.dumps(
+            [self.model_args, ctx, dict(gen_kwargs or {}), inputs], sort_keys=True, default=str
+        )
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+
+UNDERSTANDING_ONLY = frozenset({UNDERSTAND})
+UNDERSTAND_AND_GENERATE = frozenset({UNDERSTAND, GENERATE_IMAGE})
+ALL_PRIMITIVES = frozenset({UNDERSTAND, GENERATE_IMAGE, GENERATE_VIDEO})

@@ -1,0 +1,145 @@
+"""The plugin's hooks around an lmms-eval run: run context, preflight, run status and exit code.
+
+lmms-eval's CLI calls ``lmms_eval.evaluator.simple_evaluate(..., cli_args=args)`` before it builds the model.
+:func:`install` (run by the task-index hook, so every ``lmms-eval`` process has it) wraps that function:
+
+1. the run context (``--output_path``, model, tasks) is set, so media and the judge cache go under the run's
+   output folder without re-parsing ``sys.argv``;
+2. the preflight checks data, judges and metric weights of every requested plugin task and stops with one
+   listing before anything is generated (``LMMS_EVAL_UNIFY_SKIP_PREFLIGHT=1`` skips it);
+3. the outcome of every task is recorded; at exit one summary line is printed, and a CLI run whose model could
+   not be built, whose tasks raised, or whose tasks produced no valid result exits with status 1 (2 when the
+   preflight stopped it). lmms-eval itself exits 0 in all these cases.
+
+lmms-eval catches every exception of an evaluation and returns normally, so the exit code is set by an
+``atexit`` handler that ends the process with ``os._exit`` after flushing output, once all results are saved.
+A Python caller of ``simple_evaluate`` gets exceptions instead (``PreflightError``) and reads
+``lmms_eval_unify.integration.run_status.status()``; its process exit code is left alone.
+"""
+
+from __future__ import annotations
+
+import atexit
+import functools
+import logging
+import os
+import sys
+from typing import Any
+
+from loguru import logger
+
+from lmms_eval_unify.integration import run_status
+from lmms_eval_unify.integration.preflight import PreflightError, render, run_preflight, skip_requested
+from lmms_eval_unify.integration.run_context import RunContext, set_current
+
+EXIT_FAILED = 1
+EXIT_PREFLIGHT = 2
+_MARK = "_lmms_eval_unify_hooked"
+_exit_code: int | None = None
+
+
+def install() -> None:
+    """Wrap ``lmms_eval.evaluator.simple_evaluate`` once per process and register the exit handler."""
+    from lmms_eval import evaluator
+
+    original = evaluator.simple_evaluate
+    if getattr(original, _MARK, False):
+        return
+
+    @functools.wraps(original)
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
+        return _simple_evaluate(original, *args, **kwargs)
+
+    setattr(wrapped, _MARK, True)
+    evaluator.simple_evaluate = wrapped
+    atexit.register(_at_exit)
+
+
+def _is_main_process() -> bool:
+    return int(os.environ.get("RANK", os.environ.get("LOCAL_RANK", "0")) or 0) == 0
+
+
+def _simple_evaluate(original: Any, *args: Any, **kwargs: Any) -> Any:
+    global _exit_code
+    cli_args = kwargs.get("cli_args")
+    names = kwargs.get("tasks") or []
+    set_current(
+        RunContext(
+            output_path=getattr(cli_args, "output_path", None),
+            model=kwargs.get("model") if isinstance(kwargs.get("model"), str) else None,
+            model_args=str(kwargs.get("model_args") or ""),
+            tasks=[n for n in names if isinstance(n, str)],
+        )
+    )
+    status = run_status.reset()
+    task_manager = kwargs.get("task_manager")
+    configs: dict[str, dict] = {}
+    if task_manager is not None:
+        from lmms_eval_unify.integration.preflight import leaf_task_configs
+
+        try:
+            configs = leaf_task_configs(task_manager, names)
+        except Exception as exc:  # noqa: BLE001 - lmms-eval reports unknown/broken tasks itself
+            logger.warning("lmms-eval-unify: could not expand the requested tasks: {}", exc)
+        if configs and not skip_requested():
+            problems = run_preflight(task_manager, names)
+            if problems:
+                status.run_error = f"preflight found {len(problems)} problem(s)"
+                print(render(problems), file=sys.stderr, flush=True)
+                if cli_args is not None:
+                    _exit_code = EXIT_PREFLIGHT
+                    raise SystemExit(EXIT_PREFLIGHT)
+                raise PreflightError(render(problems))
+    status.requested = sorted(configs)
+    try:
+        results = original(*args, **kwargs)
+    except Exception as exc:
+        status.run_error = f"{type(exc).__name__}: {exc}"
+        if cli_args is not None:
+            _exit_code = EXIT_FAILED
+        raise
+    if results is not None:
+        record_outcome(status, results)
+    if cli_args is not None and not status.ok:
+        _exit_code = EXIT_FAILED
+    return results
+
+
+def record_outcome(status: run_status.RunStatus, results: dict) -> None:
+    """Which tasks were scored and which failed, from ``simple_evaluate``'s results (main process)."""
+    scored = results.get("results", {})
+    groups = set(results.get("group_subtasks", {}))
+    leaves = [t for t in results.get("configs", {}) if t not in groups]
+    for task in sorted(set(status.requested) | set(leaves)):
+        metrics = scored.get(task)
+        n = (results.get("n-samples", {}).get(task) or {}).get("effective", 0)
+        invalid = metrics.get("invalid_outputs,none", 0) if metrics else 0
+        invalid = invalid if isinstance(invalid, int) else 0
+        status.invalid_samples += invalid
+        if task in status.failed:
+            continue
+        if metrics is None:
+            status.task_failed(task, "no results")
+        elif any(key.startswith("bypass,") for key in metrics):
+            status.predicted.append(task)
+        elif any(value == run_status.FAILED for value in metrics.values()):
+            status.task_failed(task, "scoring failed")
+        elif n == 0:
+            status.task_failed(task, "no samples")
+        elif invalid and invalid >= n:
+            status.task_failed(task, f"all {n} samples invalid")
+        else:
+            status.scored.append(task)
+
+
+def _at_exit() -> None:
+    status = run_status.status()
+    if not status.started or not _is_main_process():
+        return
+    print(status.summary(), file=sys.stderr, flush=True)
+    if _exit_code and _exit_code != EXIT_PREFLIGHT:
+        # lmms-eval returned normally after catching the failure: end with the failing status ourselves.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        logging.shutdown()
+        os._exit(_exit_code)

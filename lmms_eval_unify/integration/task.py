@@ -1,0 +1,188 @@
+"""The lmms-eval task class of every plugin task: lmms-eval's own, plus a local-data switch, scoring that
+never takes a sibling task down, and what the run preflight must check.
+
+Task YAMLs name the published dataset (a Hub id). Setting ``LMMS_EVAL_UNIFY_DATA_DIR`` makes every task read
+``<dir>/<benchmark>/<dataset_name>/<split>.parquet`` instead — the layout written by
+``lmms-eval-unify data generate`` and ``data prepare`` — so one YAML serves published and local data.
+
+``process_results`` is a scorer built by ``lmms_eval_unify.scoring.scorer.scorer``; its keyword parameters are bound
+from the task's ``metadata`` (``subtask``, ``variant``, ``judge``, …). A task with ``metadata.judged: true``
+refuses to start without a judge endpoint, so a run never generates answers it cannot score;
+``metadata.judge`` (``JudgeConfig`` fields) overrides the judge settings of every judgement of the task.
+
+A scorer that raises (missing metric weights, a judge that went away, a bug) does not end the run: the
+sample's metrics become ``scoring_failed``, the task's aggregates ``failed``, the reason goes to the run
+status (non-zero exit), and every other task is still scored and written. ``lmms-eval-unify score RUN_DIR``
+re-scores the saved outputs once the cause is fixed.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import json
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from lmms_eval.api.task import ConfigurableTask
+from loguru import logger
+
+from lmms_eval_unify.integration import run_status
+from lmms_eval_unify.judges.config import JudgeConfig, resolve_endpoint
+from lmms_eval_unify.metrics.config import MissingWeightsError
+from lmms_eval_unify.scoring.scorer import metadata_params
+
+DATA_DIR_ENV = "LMMS_EVAL_UNIFY_DATA_DIR"
+
+
+class LocalDataMissingError(FileNotFoundError):
+    """The local data folder is set but lacks a file a task needs."""
+
+
+def local_data_files(metadata: dict | None, dataset_name: str | None, split: str) -> dict[str, str] | None:
+    """``{split: parquet path}`` when local data is configured, else ``None`` (use the Hub dataset)."""
+    root = os.environ.get(DATA_DIR_ENV)
+    if not root:
+        return None
+    benchmark = (metadata or {}).get("benchmark")
+    path = Path(root) / str(benchmark) / str(dataset_name) / f"{split}.parquet"
+    if not path.is_file():
+        raise LocalDataMissingError(
+            f"{DATA_DIR_ENV}={root} is set but {path} does not exist; generate it with "
+            f"`lmms-eval-unify data generate --out {root}` (or prepare the published data), "
+            f"or unset {DATA_DIR_ENV} to load the Hub dataset"
+        )
+    return {split: str(path)}
+
+
+_process_results_once = getattr(
+    ConfigurableTask.process_results, "__wrapped__", ConfigurableTask.process_results
+)
+"""lmms-eval's ``process_results`` without its tenacity retry (5 tries, 2 s apart, per sample): our scorers
+are deterministic, so a retry only multiplies the time a failing scorer costs."""
+
+TASK_FATAL = (MissingWeightsError, ImportError)
+"""Errors that fail every sample the same way: after the first, the task's other samples are not tried."""
+
+
+def metrics_env_config(benchmark: str, family: str) -> dict | None:
+    """Metric config fields of ``family`` from ``LMMS_EVAL_UNIFY_<BENCHMARK>_METRICS`` (None = defaults)."""
+    raw = os.environ.get(f"LMMS_EVAL_UNIFY_{benchmark.upper()}_METRICS")
+    return json.loads(raw).get(family) if raw else None
+
+
+def _guarded_aggregation(task: str, aggregate: Callable) -> Callable:
+    """``aggregate`` that yields ``failed`` when a sample could not be scored or the aggregation raises."""
+
+    @functools.wraps(aggregate)
+    def guarded(items: list, **kwargs: Any) -> Any:
+        failed = sum(1 for item in items if isinstance(item, str) and item == run_status.SCORING_FAILED)
+        if failed:
+            return run_status.FAILED
+        try:
+            return aggregate(items, **kwargs)
+        except Exception as exc:  # noqa: BLE001 - one task's broken aggregate must not lose the others
+            reason = (
+                f"aggregation {getattr(aggregate, '__name__', aggregate)} raised {type(exc).__name__}: {exc}"
+            )
+            logger.error("{}: {}", task, reason)
+            run_status.status().task_failed(task, reason)
+            return run_status.FAILED
+
+    return guarded
+
+
+class UnifyTask(ConfigurableTask):
+    """A ``ConfigurableTask`` whose data can come from the local data folder and whose scoring failures
+    stay inside the task."""
+
+    def __init__(self, config: dict | None = None, **kwargs) -> None:
+        # lmms-eval hands a ``class:`` task its whole YAML, including the ``class`` key itself.
+        super().__init__(config={k: v for k, v in (config or {}).items() if k != "class"}, **kwargs)
+        self._fatal_scoring_error: str | None = None
+        self._scoring_lock = threading.Lock()
+        params = metadata_params(self.config.process_results, self.config.metadata, self.config.task)
+        if params:
+            self.config.process_results = functools.partial(self.config.process_results, **params)
+
+    # ---- what the run preflight checks (class methods: they read the YAML config, no task is built) ----
+    @classmethod
+    def metric_configs(cls, config: dict) -> list:
+        """The metric backbones the task's scorer loads (``metadata.metric_families``)."""
+        from lmms_eval_unify.metrics.config import resolve_config
+
+        metadata = config.get("metadata") or {}
+        benchmark = str(metadata.get("benchmark", ""))
+        return [
+            resolve_config(family, metrics_env_config(benchmark, family))
+            for family in metadata.get("metric_families") or []
+        ]
+
+    @classmethod
+    def judge_configs(cls, config: dict) -> list[tuple[JudgeConfig, str | None]]:
+        """``(JudgeConfig, default judge model)`` of every judge endpoint the task's scorer calls: for a
+        ``metadata.judged`` task, ``metadata.judge`` over the benchmark's ``spec.JUDGE_MODEL``."""
+        metadata = config.get("metadata") or {}
+        if not metadata.get("judged"):
+            return []
+        spec = importlib.import_module(f"lmms_eval_unify.benchmarks.{metadata['benchmark']}.spec")
+        return [(JudgeConfig.coerce(metadata.get("judge")), spec.JUDGE_MODEL)]
+
+    @classmethod
+    def data_files(cls, config: dict) -> list[str] | None:
+        """Local files the task reads (None: it reads ``dataset_path``/``dataset_name`` from the Hub)."""
+        files = local_data_files(config.get("metadata"), config.get("dataset_name"), config.get("test_split"))
+        if files is not None:
+            return list(files.values())
+        if config.get("dataset_path") == "parquet":
+            data_files = (config.get("dataset_kwargs") or {}).get("data_files")
+            if not data_files:
+                raise LocalDataMissingError(
+                    f"{config.get('task')} reads local data only: set {DATA_DIR_ENV} to a folder written by "
+                    f"`lmms-eval-unify data prepare {(config.get('metadata') or {}).get('benchmark')} ...` "
+                    f"(or `data generate`)"
+                )
+        return None
+
+    # ---- scoring that never takes a sibling task down -------------------------------------------------
+    def process_results(self, doc: dict, results: list, full_docs: Any = None) -> dict:
+        task = self.config.task
+        if self._fatal_scoring_error is None:
+            try:
+                return _process_results_once(self, doc, results, full_docs=full_docs)
+            except Exception as exc:  # noqa: BLE001 - recorded below; the run goes on
+                reason = f"{type(exc).__name__}: {exc}"
+                with self._scoring_lock:
+                    first = not run_status.status().failed.get(task)
+                    run_status.status().task_failed(task, f"scoring raised {reason}")
+                    if isinstance(exc, TASK_FATAL):
+                        self._fatal_scoring_error = reason
+                if first:
+                    logger.error("{}: scoring failed ({}); the task is marked failed", task, reason)
+        else:
+            reason = self._fatal_scoring_error
+        metrics = {name: run_status.SCORING_FAILED for name in self._aggregation_list}
+        return {**metrics, "details": {"scoring_error": reason}}
+
+    def aggregation(self) -> dict[str, Callable]:
+        return {
+            name: _guarded_aggregation(self.config.task, aggregate)
+            for name, aggregate in super().aggregation().items()
+        }
+
+    def check_judges(self) -> None:
+        """Raise ``JudgeNotConfiguredError`` (or a bad-override error) unless every judge is reachable by
+        configuration, before any answer is generated."""
+        for judge_config, default_model in self.judge_configs({"metadata": self.config.metadata}):
+            resolve_endpoint(judge_config, default_model)
+
+    def download(self, dataset_kwargs: dict | None = None) -> None:
+        self.check_judges()
+        files = local_data_files(self.config.metadata, self.config.dataset_name, self.config.test_split)
+        if files is not None:
+            self.DATASET_PATH, self.DATASET_NAME = "parquet", None
+            dataset_kwargs = {**(dataset_kwargs or {}), "data_files": files}
+        super().download(dataset_kwargs)

@@ -1,0 +1,489 @@
+"""`lmms-eval-unify gallery`: a static HTML site to look at what a model produced, sample by sample.
+
+Reads lmms-eval output folders written with ``--log_samples`` (the same rows the leaderboard reads) and the
+media our models wrote under ``<output_path>/unify_media``. Each sample shows its prompt (``input``), the
+target, the parsed answer, per-metric scores, judge verdicts, failure reasons and every generated image or
+visual-CoT step. lmms-eval 0.7.3 does not log docs, so input and reference images come from the local data
+folder (``--data-dir``, default ``$LMMS_EVAL_UNIFY_DATA_DIR``) when the run read one. Several runs (models)
+of the same tasks are shown side by side per doc. The site is ``index.html`` + ``data.js`` (+ the same data
+as ``gallery.json``) + ``media/`` with thumbnails and full-size copies; it opens from disk, no server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import hashlib
+import html
+import io
+import json
+import os
+import sys
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from PIL import Image, UnidentifiedImageError
+
+from lmms_eval_unify.integration.task import DATA_DIR_ENV
+from lmms_eval_unify.output.media_reader import UnsafePathError, read_image_file, resolve_media_path
+from lmms_eval_unify.output.record import parse_output
+from lmms_eval_unify.reports.results_io import find_results_files, load_results, model_label
+from lmms_eval_unify.scoring.samples import sample_unsupported
+
+THUMB_PX = 256
+PAGE_SIZE = 20
+PARSED_KEYS = ("predicted", "predicted_moves", "chosen", "choice", "parsed", "prediction", "extracted")
+NOT_METRICS = ("invalid_outputs",)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="lmms-eval-unify gallery",
+        description="Write a static HTML gallery of the samples (prompts, images, answers, scores, verdicts) "
+        "of lmms-eval --output_path folders written with --log_samples; several runs are shown side by side.",
+    )
+    parser.add_argument("run_dirs", nargs="+", type=Path, metavar="RUN_DIR", help="lmms-eval output folders")
+    parser.add_argument("--output-dir", "-o", type=Path, default=Path("gallery"), help="site folder")
+    parser.add_argument(
+        "--task", action="append", default=[], help="task name or glob (repeatable; default all tasks)"
+    )
+    parser.add_argument(
+        "--only-wrong", action="store_true", help="keep docs that some run got wrong or failed"
+    )
+    parser.add_argument("--limit", type=int, default=None, help="at most N docs per task")
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        default=os.environ.get(DATA_DIR_ENV) or None,
+        help=f"local data folder for input/reference images (default ${DATA_DIR_ENV})",
+    )
+    return parser
+
+
+class MediaSite:
+    """Copies images into ``<site>/media`` once each (named by content hash), with a thumbnail beside it."""
+
+    def __init__(self, site: Path) -> None:
+        self.site = site
+        (site / "media" / "full").mkdir(parents=True, exist_ok=True)
+        (site / "media" / "thumb").mkdir(parents=True, exist_ok=True)
+        self.done: dict[str, dict[str, str]] = {}
+
+    def add(self, data: bytes) -> dict[str, str] | None:
+        """``{"full", "thumb"}`` site-relative paths of an image given as bytes; None if it does not decode."""
+        key = hashlib.sha1(data).hexdigest()[:20]
+        if key in self.done:
+            return self.done[key]
+        try:
+            with Image.open(io.BytesIO(data)) as image:
+                image.load()
+                thumb = image.convert("RGBA" if image.mode in ("RGBA", "LA", "P") else "RGB")
+        except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError):
+            return None
+        full = f"media/full/{key}.png"
+        small = f"media/thumb/{key}.png"
+        if image.format == "PNG":
+            (self.site / full).write_bytes(data)
+        else:
+            thumb.save(self.site / full)
+        thumb.thumbnail((THUMB_PX, THUMB_PX))
+        thumb.save(self.site / small)
+        self.done[key] = {"full": full, "thumb": small}
+        return self.done[key]
+
+    def add_file(self, path: Path) -> dict[str, str] | None:
+        """Like :meth:`add` for a file, read with the scorers' checks (regular file, size, pixel and
+        structure limits); None when it fails them."""
+        try:
+            return self.add(read_image_file(path))
+        except (OSError, ValueError, SyntaxError, Image.DecompressionBombError):
+            return None
+
+
+@dataclass
+class RunInfo:
+    """One model label's rows plus what the gallery needs from its results JSON."""
+
+    label: str
+    samples: dict[str, list[dict]]
+    configs: dict[str, dict]
+    run_dirs: list[Path]
+
+
+def load_runs(paths: Sequence[Path]) -> list[RunInfo]:
+    """Every model label found under the folders, with its task configs (for metric lists and data paths)."""
+    models = load_results(paths)
+    configs: dict[str, dict[str, dict]] = {}
+    for results_file in find_results_files(paths):
+        results = json.loads(results_file.read_text(encoding="utf-8"))
+        configs.setdefault(model_label(results), {}).update(results.get("configs", {}))
+    return [
+        RunInfo(label, m.samples, configs.get(label, {}), [s.parent for s in m.sources])
+        for label, m in models.items()
+    ]
+
+
+def metric_names(config: Mapping, row: Mapping) -> list[str]:
+    """The task's metrics in its YAML order (from the results JSON), else the row's numeric keys."""
+    listed = [m.get("metric") for m in config.get("metric_list", []) if isinstance(m, Mapping)]
+    names = [m for m in listed if isinstance(m, str) and m not in NOT_METRICS]
+    return names or [k for k, v in row.items() if isinstance(v, (int, float)) and k != "doc_id"]
+
+
+def headline_metric(metrics: Sequence[str], rows: Sequence[Mapping]) -> str | None:
+    """The first metric that is 0/1 on every scored sample (what "correct" means); None if there is none."""
+    for name in metrics:
+        values = {row.get(name) for row in rows} - {None}
+        if values and values <= {0, 1}:  # 0.0, 1.0 and booleans compare equal
+            return name
+    return None
+
+
+def find_judges(details: object, path: str = "details") -> list[dict]:
+    """Judge records anywhere in ``details``: dicts under a ``judge`` key or holding a ``verdict``."""
+    found: list[dict] = []
+    if isinstance(details, Mapping):
+        for key, value in details.items():
+            if isinstance(value, Mapping) and (key == "judge" or "verdict" in value):
+                found.append({"where": f"{path}.{key}", **_jsonable(value)})
+            elif isinstance(value, Mapping):
+                found += find_judges(value, f"{path}.{key}")
+    return found
+
+
+def parsed_answer(details: object) -> str | None:
+    """The answer the scorer read from the model's output, if the task records one in ``details``."""
+    if not isinstance(details, Mapping):
+        return None
+    for key in PARSED_KEYS:
+        if key in details:
+            value = details[key]
+            return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    return None
+
+
+def failure_reasons(row: Mapping) -> list[str]:
+    """Short reasons this sample could not be scored: ``invalid_outputs``, ``unsupported``."""
+    reasons = []
+    if isinstance(row.get("invalid_outputs"), str) and row["invalid_outputs"]:
+        reasons.append(row["invalid_outputs"])
+    if sample_unsupported(row):
+        reasons.append("unsupported")
+    return reasons
+
+
+def _jsonable(value: object) -> object:
+    return json.loads(json.dumps(value, default=str))
+
+
+def media_roots(record_root: str, run_dirs: Sequence[Path]) -> list[Path]:
+    """Where a record's media may be: its own root when that lies inside a run folder, or the same model
+    folder under ``unify_media`` beside the results file or one level up (the run folder was moved or copied
+    since). A root elsewhere is never read: a record cannot make the gallery copy files from outside."""
+    if not record_root:
+        return []
+    bases = [base.resolve() for d in run_dirs for base in (d, d.parent)]
+    name = Path(record_root).name
+    own = [Path(record_root)] if any(Path(record_root).resolve().is_relative_to(b) for b in bases) else []
+    return [*own, *(base / "unify_media" / name for base in bases)]
+
+
+def resolve_image(relative: str, roots: Sequence[Path]) -> Path | None:
+    for root in roots:
+        try:
+            candidate = resolve_media_path(root, relative)
+        except UnsafePathError:
+            return None
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def output_view(row: Mapping, run: RunInfo, site: MediaSite) -> dict:
+    """The model output of one sample: text, generated images and protocol steps, with site image links."""
+    raw = row.get("filtered_resps")
+    raw = raw[0] if isinstance(raw, list) and raw else raw
+    parsed = parse_output(raw if isinstance(raw, str) else json.dumps(raw))
+    record = parsed.record
+    roots = media_roots(record.root, run.run_dirs)
+
+    def image(path: str | None) -> dict | None:
+        if not path:
+            return None
+        found = resolve_image(path, roots)
+        media = site.add_file(found) if found else None
+        return media or {"missing": path}
+
+    step_images = {s.image for s in record.steps if s.image}
+    return {
+        "protocol": record.protocol,
+        "text": record.text,
+        "images": [image(p) for p in record.images if p not in step_images],
+        "steps": [{"text": s.text, "image": image(s.image)} for s in record.steps],
+        "error": record.error,
+        "record_failure": parsed.failure.reason if parsed.failure else None,
+    }
+
+
+def doc_row(config: Mapping, doc_id: int, data_dir: Path | None, cache: dict) -> dict | None:
+    """The doc's row in the local data parquet (row i = doc_id i), read once per file into ``cache``.
+
+    None without ``data_dir``, when the file or row is absent, and for a task with ``process_docs``: its doc
+    ids index the filtered docs, not the parquet rows.
+    """
+    if data_dir is None or config.get("process_docs"):
+        return None
+    benchmark = (config.get("metadata") or {}).get("benchmark")
+    path = data_dir / str(benchmark) / str(config.get("dataset_name")) / f"{config.get('test_split')}.parquet"
+    if path not in cache:
+        cache[path] = _read_parquet(path)
+    table = cache[path]
+    if table is None or not 0 <= doc_id < len(table):
+        return None
+    return table[doc_id]
+
+
+def image_bytes(value: object) -> list[bytes]:
+    """The encoded images of a parquet image cell or image-list cell (``{"bytes": ...}`` structs)."""
+    cells = value if isinstance(value, list) else [value]
+    return [c["bytes"] for c in cells if isinstance(c, Mapping) and isinstance(c.get("bytes"), bytes)]
+
+
+def doc_images(config: Mapping, doc_id: int, data_dir: Path | None, site: MediaSite, cache: dict) -> list:
+    """Images of the doc from the local data parquet (inputs and reference images), by column."""
+    row = doc_row(config, doc_id, data_dir, cache)
+    out = []
+    for column, value in (row or {}).items():
+        images = [m for m in map(site.add, image_bytes(value)) if m]
+        if images:
+            out.append({"column": column, "images": images})
+    return out
+
+
+def _read_parquet(path: Path) -> list[dict] | None:
+    if not path.is_file():
+        return None
+    import pyarrow.parquet as pq
+
+    return pq.read_table(path).to_pylist()
+
+
+def sample_view(
+    row: Mapping, metrics: Sequence[str], headline: str | None, run: RunInfo, site: MediaSite
+) -> dict:
+    """Everything shown for one run's answer to one doc."""
+    details = row.get("details")
+    reasons = failure_reasons(row)
+    value = row.get(headline) if headline else None
+    correct = None if value is None else bool(value == 1)
+    return {
+        "run": run.label,
+        "scores": {m: row.get(m) for m in metrics if m in row},
+        "headline": headline,
+        "correct": correct,
+        "failures": reasons,
+        "failure_detail": details.get("failure") if isinstance(details, Mapping) else None,
+        "parsed": parsed_answer(details),
+        "judges": find_judges(details),
+        "details": _jsonable(details),
+        "output": output_view(row, run, site),
+    }
+
+
+def selected(task: str, patterns: Sequence[str]) -> bool:
+    return not patterns or any(fnmatch.fnmatchcase(task, p) for p in patterns)
+
+
+def is_wrong(view: Mapping) -> bool:
+    return view["correct"] is False or bool(view["failures"])
+
+
+def iter_docs(runs: Sequence[RunInfo], patterns: Sequence[str]) -> Iterator[tuple[str, int, dict[str, dict]]]:
+    """(task, doc_id, {run label: row}) for every doc of the selected tasks, in task then doc order."""
+    tasks = sorted({t for run in runs for t in run.samples if selected(t, patterns)})
+    for task in tasks:
+        by_doc: dict[int, dict[str, dict]] = {}
+        for run in runs:
+            for row in run.samples.get(task, []):
+                by_doc.setdefault(int(row.get("doc_id", 0)), {})[run.label] = row
+        for doc_id in sorted(by_doc):
+            yield task, doc_id, by_doc[doc_id]
+
+
+def build_gallery(
+    runs: Sequence[RunInfo],
+    site_dir: Path,
+    patterns: Sequence[str] = (),
+    only_wrong: bool = False,
+    limit: int | None = None,
+    data_dir: Path | None = None,
+) -> dict:
+    """Write the site's media and return its data (runs, tasks, failure reasons, docs)."""
+    site = MediaSite(site_dir)
+    parquet_cache: dict = {}
+    heads: dict[str, tuple[list[str], str | None]] = {}
+    per_task: dict[str, int] = {}
+    docs = []
+    for task, doc_id, rows in iter_docs(runs, patterns):
+        if limit is not None and per_task.get(task, 0) >= limit:
+            continue
+        if task not in heads:
+            run = next(r for r in runs if task in r.samples)
+            metrics = metric_names(run.configs.get(task, {}), run.samples[task][0])
+            heads[task] = (
+                metrics,
+                headline_metric(metrics, [r for x in runs for r in x.samples.get(task, [])]),
+            )
+        metrics, headline = heads[task]
+        by_label = {r.label: r for r in runs}
+        views = [sample_view(row, metrics, headline, by_label[label], site) for label, row in rows.items()]
+        if only_wrong and not any(is_wrong(v) for v in views):
+            continue
+        per_task[task] = per_task.get(task, 0) + 1
+        first = next(iter(rows.values()))
+        config = by_label[next(iter(rows))].configs.get(task, {})
+        docs.append(
+            {
+                "task": task,
+                "doc_id": doc_id,
+                "prompt": first.get("input") if isinstance(first.get("input"), str) else None,
+                "target": _jsonable(first.get("target")),
+                "doc_images": doc_images(config, doc_id, data_dir, site, parquet_cache),
+                "answers": views,
+            }
+        )
+    reasons = sorted({f for d in docs for v in d["answers"] for f in v["failures"]})
+    return {
+        "runs": [r.label for r in runs],
+        "tasks": sorted(per_task),
+        "headlines": {t: h for t, (_, h) in heads.items() if t in per_task},
+        "failure_reasons": reasons,
+        "page_size": PAGE_SIZE,
+        "docs": docs,
+    }
+
+
+def write_site(data: Mapping, site_dir: Path, title: str) -> Path:
+    """``index.html`` + ``data.js`` (the data, loadable from file://) + ``gallery.json`` (the same data)."""
+    text = json.dumps(data, ensure_ascii=False)
+    (site_dir / "gallery.json").write_text(text, encoding="utf-8")
+    (site_dir / "data.js").write_text(f"window.GALLERY = {text};\n", encoding="utf-8")
+    index = site_dir / "index.html"
+    index.write_text(PAGE.replace("__TITLE__", html.escape(title)), encoding="utf-8")
+    return index
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        runs = load_runs(args.run_dirs)
+    except FileNotFoundError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    data = build_gallery(runs, args.output_dir, args.task, args.only_wrong, args.limit, args.data_dir)
+    if not data["docs"]:
+        print("error: no samples match under the given folders (need --log_samples runs)", file=sys.stderr)
+        return 1
+    index = write_site(data, args.output_dir, "lmms-eval-unify gallery: " + ", ".join(data["runs"]))
+    print(f"wrote {len(data['docs'])} docs of {len(data['tasks'])} tasks, {len(data['runs'])} runs: {index}")
+    return 0
+
+
+PAGE = """<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>__TITLE__</title>
+<style>
+body{font-family:sans-serif;margin:1em;font-size:13px} h1{font-size:18px}
+#bar{position:sticky;top:0;background:#fff;padding:.4em 0;border-bottom:1px solid #ccc;z-index:1}
+#bar label{margin-right:1em} .doc{border:1px solid #ccc;margin:.8em 0;padding:.5em}
+.doc h2{font-size:14px;margin:.2em 0} pre{white-space:pre-wrap;background:#f6f6f6;padding:.4em;margin:.2em 0;
+max-height:14em;overflow:auto} .answers{display:flex;gap:.6em;overflow-x:auto}
+.answer{flex:1;min-width:280px;border-left:4px solid #aaa;padding-left:.5em}
+.answer.correct{border-color:#2a2} .answer.wrong{border-color:#c22} .tag{display:inline-block;padding:0 .4em;
+border-radius:3px;background:#eee;margin-right:.3em} .fail{background:#fcc} .ok{background:#cfc}
+img.thumb{max-width:160px;max-height:160px;border:1px solid #ddd;margin:2px;vertical-align:top}
+.step{display:inline-block;vertical-align:top;max-width:170px;margin-right:4px} .missing{color:#c22}
+table.scores td{padding:0 .5em 0 0}
+</style></head><body>
+<h1>__TITLE__</h1>
+<div id="bar">
+<label>task <select id="f-task"><option value="">all</option></select></label>
+<label>correctness <select id="f-correct"><option value="">all</option>
+<option value="wrong">wrong or failed in some run</option><option value="correct">correct in every run</option>
+</select></label>
+<label>failure <select id="f-failure"><option value="">any</option></select></label>
+<button id="prev">&larr;</button> <span id="page-info"></span> <button id="next">&rarr;</button>
+</div>
+<div id="docs"></div>
+<script src="data.js"></script>
+<script>
+const G = window.GALLERY; let page = 0;
+const $ = (id) => document.getElementById(id);
+function el(tag, attrs, ...kids) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
+  for (const k of kids) if (k !== null && k !== undefined) e.append(k);
+  return e;
+}
+function img(m, alt) {
+  if (!m) return null;
+  if (m.missing) return el("span", {class: "missing"}, "missing image " + m.missing);
+  return el("a", {href: m.full, target: "_blank"}, el("img", {class: "thumb", src: m.thumb, alt: alt, loading: "lazy"}));
+}
+function wrong(a) { return a.correct === false || a.failures.length > 0; }
+function matches(d) {
+  const t = $("f-task").value, c = $("f-correct").value, f = $("f-failure").value;
+  if (t && d.task !== t) return false;
+  if (c === "wrong" && !d.answers.some(wrong)) return false;
+  if (c === "correct" && !d.answers.every((a) => a.correct === true && !a.failures.length)) return false;
+  if (f && !d.answers.some((a) => a.failures.includes(f))) return false;
+  return true;
+}
+function answer(a) {
+  const cls = a.correct === null ? "" : (wrong(a) ? " wrong" : " correct");
+  const box = el("div", {class: "answer" + cls, "data-run": a.run});
+  box.append(el("h3", {}, a.run));
+  if (a.headline) box.append(el("span", {class: "tag " + (a.correct ? "ok" : "fail")},
+    a.headline + " = " + (a.scores[a.headline] ?? "-")));
+  for (const f of a.failures) box.append(el("span", {class: "tag fail failure"}, f));
+  if (a.failure_detail) box.append(el("div", {class: "missing"}, a.failure_detail));
+  const rows = Object.entries(a.scores).map(([k, v]) =>
+    el("tr", {}, el("td", {}, k), el("td", {}, v === null ? "-" : String(Math.round(v * 1e4) / 1e4))));
+  box.append(el("table", {class: "scores"}, ...rows));
+  if (a.parsed !== null) box.append(el("div", {}, el("b", {}, "parsed answer: "), a.parsed));
+  for (const j of a.judges) box.append(el("div", {class: "judge"}, el("b", {}, "judge (" + j.where + "): "),
+    JSON.stringify(j.fields ?? j.verdict ?? j.status ?? ""), el("br"), el("i", {}, j.reason ?? "")));
+  const o = a.output;
+  box.append(el("b", {}, "output (" + o.protocol + ")"), el("pre", {}, o.text || ""));
+  if (o.error) box.append(el("div", {class: "missing"}, "model error: " + o.error));
+  const imgs = o.images.map((m, i) => img(m, "generated " + i));
+  if (imgs.length) box.append(el("div", {class: "generated"}, ...imgs));
+  const steps = o.steps.map((s, i) => el("div", {class: "step"}, el("div", {}, (i + 1) + ". " + s.text), img(s.image, "step " + (i + 1))));
+  if (steps.length) box.append(el("div", {class: "steps"}, el("b", {}, "steps "), ...steps));
+  box.append(el("details", {}, el("summary", {}, "details"), el("pre", {}, JSON.stringify(a.details, null, 1))));
+  return box;
+}
+function docView(d) {
+  const box = el("div", {class: "doc", "data-task": d.task});
+  box.append(el("h2", {}, d.task + " #" + d.doc_id));
+  if (d.prompt) box.append(el("details", {}, el("summary", {}, "prompt"), el("pre", {}, d.prompt)));
+  for (const c of d.doc_images) box.append(el("div", {class: "doc-images"}, el("b", {}, c.column + ": "),
+    ...c.images.map((m) => img(m, c.column))));
+  box.append(el("div", {}, el("b", {}, "target: "), typeof d.target === "string" ? d.target : JSON.stringify(d.target)));
+  box.append(el("div", {class: "answers"}, ...d.answers.map(answer)));
+  return box;
+}
+function render() {
+  const shown = G.docs.filter(matches), pages = Math.max(1, Math.ceil(shown.length / G.page_size));
+  page = Math.min(page, pages - 1);
+  $("page-info").textContent = "page " + (page + 1) + " / " + pages + " (" + shown.length + " docs)";
+  $("docs").replaceChildren(...shown.slice(page * G.page_size, (page + 1) * G.page_size).map(docView));
+}
+for (const t of G.tasks) $("f-task").append(el("option", {value: t}, t));
+for (const f of G.failure_reasons) $("f-failure").append(el("option", {value: f}, f));
+for (const id of ["f-task", "f-correct", "f-failure"]) $(id).addEventListener("change", () => { page = 0; render(); });
+$("prev").addEventListener("click", () => { page = Math.max(0, page - 1); render(); });
+$("next").addEventListener("click", () => { page += 1; render(); });
+render();
+</script></body></html>
+"""
