@@ -61,9 +61,7 @@ def main() -> None:
     args = parser.parse_args()
     joint = synthetic_joint_counts(args.models)
     load = os.getloadavg()[0]
-    print(
-        f"torch {torch.__version__}, {os.cpu_count()} CPUs, load average {load:.2f}; {args.models} models × 4"
-    )
+    print(f"torch {torch.__version__}, {os.cpu_count()} CPUs, load average {load:.2f}; {args.models} models × 4")
     for variant in VARIANTS:
         print(report(joint, variant, args.repeats))
 

@@ -72,11 +72,7 @@ def primitive_rates(shape: str, device: str, batch: int, images: int, root: Path
             model.generate_image_batch(requests[:chunk])
             torch.cuda.synchronize()
         started = time.perf_counter()
-        out = [
-            image
-            for i in range(0, images, chunk)
-            for image in model.generate_image_batch(requests[i : i + chunk])
-        ]
+        out = [image for i in range(0, images, chunk) for image in model.generate_image_batch(requests[i : i + chunk])]
         if device.startswith("cuda"):
             torch.cuda.synchronize()
         return time.perf_counter() - started, out
@@ -84,8 +80,7 @@ def primitive_rates(shape: str, device: str, batch: int, images: int, root: Path
     one_s, singles = timed(1)
     many_s, batched = timed(batch)
     diffs = [
-        np.abs(np.asarray(a, dtype=int) - np.asarray(b, dtype=int)).max()
-        for a, b in zip(batched, singles, strict=True)
+        np.abs(np.asarray(a, dtype=int) - np.asarray(b, dtype=int)).max() for a, b in zip(batched, singles, strict=True)
     ]
     name = torch.cuda.get_device_name(device) if device.startswith("cuda") else "cpu"
     return (
@@ -98,9 +93,7 @@ def primitive_rates(shape: str, device: str, batch: int, images: int, root: Path
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="janus_pro", choices=sorted(WRITERS))
     parser.add_argument("--batch", type=int, default=8)
     parser.add_argument("--n", type=int, default=16, help="samples per task (--limit)")
@@ -125,9 +118,7 @@ def main() -> None:
         for task in args.tasks.split(","):
             one = run(args.model, checkpoint, task, 1, args.n, data, root / f"out1_{task}")
             many = run(args.model, checkpoint, task, args.batch, args.n, data, root / f"outB_{task}")
-            print(
-                f"| {task} | tiny {args.model} | {args.n / one:.2f} | {args.n / many:.2f} | {one / many:.2f} |"
-            )
+            print(f"| {task} | tiny {args.model} | {args.n / one:.2f} | {args.n / many:.2f} | {one / many:.2f} |")
 
 
 if __name__ == "__main__":

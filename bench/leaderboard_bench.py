@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from lmms_eval_unify.reports.leaderboard import BENCHMARKS
+from lmms_eval_unify.benchmarks import BENCHMARKS
 from lmms_eval_unify.testing.synthetic import benchmark_rows, write_run
 
 N_BASES = 6

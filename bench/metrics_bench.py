@@ -92,9 +92,7 @@ def full_configs(dreamsim_dir: str, device: str) -> dict[str, MetricConfig]:
         "clip_score": resolve_config("clip_score", backbone="ViT-L-14-quickgelu", **random),
         "clip_choice": resolve_config("clip_choice", backbone="ViT-B-32-quickgelu", **random),
         "lpips": resolve_config("lpips", **random),
-        "dreamsim": resolve_config(
-            "dreamsim", backbone=TINY_DREAMSIM_TYPE, weights=dreamsim_dir, device=device
-        ),
+        "dreamsim": resolve_config("dreamsim", backbone=TINY_DREAMSIM_TYPE, weights=dreamsim_dir, device=device),
         "fid": resolve_config("fid", backbone="inception_v3", **random),
     }
 
@@ -160,9 +158,7 @@ def naive_fid(config):
             transforms.Normalize((0.485, 0.456, 0.406), (0.229, 0.224, 0.225)),
         ]
     )
-    return per_pair(
-        lambda x, y: (net(x).double() - net(y).double()).square().sum(), preprocess, config.torch_device
-    )
+    return per_pair(lambda x, y: (net(x).double() - net(y).double()).square().sum(), preprocess, config.torch_device)
 
 
 def naive_dreamsim(directory: str, device: str):
@@ -175,9 +171,7 @@ def naive_dreamsim(directory: str, device: str):
         load_dir=directory, device=device, normalize_embeds=True,
     )  # fmt: skip
     model = (
-        PeftModel.from_pretrained(model, os.path.join(directory, f"{TINY_DREAMSIM_TYPE}_single_lora"))
-        .to(device)
-        .eval()
+        PeftModel.from_pretrained(model, os.path.join(directory, f"{TINY_DREAMSIM_TYPE}_single_lora")).to(device).eval()
     )
     preprocess = transforms.Compose(
         [

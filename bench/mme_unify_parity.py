@@ -79,9 +79,7 @@ class StandInProcessor:
     def __call__(self, images: Any = None, text: Any = None, **kwargs: Any) -> _Batch:
         batch = _Batch()
         if images is not None:
-            batch["pixel_values"] = _Items(
-                i.convert("RGB") for i in (images if isinstance(images, list) else [images])
-            )
+            batch["pixel_values"] = _Items(i.convert("RGB") for i in (images if isinstance(images, list) else [images]))
         if text is not None:
             batch["input_ids"] = _Items(text if isinstance(text, list) else [text])
         return batch
@@ -106,9 +104,7 @@ class StandInModel:
     def get_text_features(self, input_ids: list[str], **kwargs: Any) -> torch.Tensor:
         return self.clip.embed_texts(input_ids).double()
 
-    def __call__(
-        self, pixel_values: list[Image.Image], input_ids: list[str], **kwargs: Any
-    ) -> SimpleNamespace:
+    def __call__(self, pixel_values: list[Image.Image], input_ids: list[str], **kwargs: Any) -> SimpleNamespace:
         image, text = self.get_image_features(pixel_values), self.get_text_features(input_ids)
         return SimpleNamespace(logits_per_image=self.clip.logit_scale * image @ text.T)
 
@@ -158,9 +154,7 @@ def released_unify_pair(subtask: str, item: dict, work: Path, base: Path) -> tup
     if subtask == "SD":
         module = released("Evaluate_SpotDiff", "clip_choice")
         text = module.evaluate_text_answer(item)[1]
-        image = quiet(
-            module.evaluate_image_prediction, item, module.CLIPModel(), StandInProcessor(), str(base)
-        )[1]
+        image = quiet(module.evaluate_image_prediction, item, module.CLIPModel(), StandInProcessor(), str(base))[1]
         return float(text), float(image)
     if subtask == "AL":
         module = released("Evaluate_Math_Geo", "clip_choice")
@@ -223,9 +217,7 @@ def check_unify_qa(subtask: str, n: int, work: Path, rng: random.Random) -> str:
             result = score_unify_qa(doc, raw, subtask, "official")
             ours = np.array([result["text_correct"], result["image_correct"]], dtype=float)
             theirs = np.array(
-                released_unify_pair(
-                    subtask, released_unify_item(subtask, doc, refs, answer, path), work, base
-                )
+                released_unify_pair(subtask, released_unify_item(subtask, doc, refs, answer, path), work, base)
             )
             agree += bool((ours == theirs).all())
             ours_sum, theirs_sum = ours_sum + ours, theirs_sum + theirs
@@ -253,12 +245,8 @@ def check_vcot(n: int, work: Path, rng: random.Random) -> str:
         steps, outputs = [], {}
         for i in range(rng.choice([len(actions), len(actions), len(actions) - 1, 2, len(actions) + 1])):
             last = min(i, len(actions) - 1)
-            action = (
-                actions[last] if rng.random() < 0.7 else rng.choice(["Up", "Down", "Left", "Right", "Finish"])
-            )
-            location = rng.choice(
-                [coords[last], prompt_coordinates(doc)[last], [rng.randint(0, 5), rng.randint(0, 5)]]
-            )
+            action = actions[last] if rng.random() < 0.7 else rng.choice(["Up", "Down", "Left", "Right", "Finish"])
+            location = rng.choice([coords[last], prompt_coordinates(doc)[last], [rng.randint(0, 5), rng.randint(0, 5)]])
             kind = rng.choice(["right", "right", "other", "initial", "missing", "corrupt", "none"])
             pool = doc["step_images"]
             picture = {
@@ -278,9 +266,7 @@ def check_vcot(n: int, work: Path, rng: random.Random) -> str:
                 "output_location": location,
                 "output_image": path,
             }
-        ours = score_vcot(
-            doc, UnifiedOutput("visual_cot_steps", steps=steps, root=str(out)).to_json(), "official"
-        )
+        ours = score_vcot(doc, UnifiedOutput("visual_cot_steps", steps=steps, root=str(out)).to_json(), "official")
         sample = {
             "subcategory": doc["subcategory"],
             "data": {"Action": actions, "Coordinate": coords, **refs},
@@ -315,9 +301,7 @@ def check_clip_scored(subtask: str, n: int, work: Path, rng: random.Random) -> s
         kind = rng.choice(["resized", "resized", "noise", "same", "missing", "corrupt", "none"])
         size = (rng.randint(16, 3 * reference.width), rng.randint(16, 3 * reference.height))
         noise = np.random.default_rng(d).integers(0, 255, (size[1], size[0], 3), dtype=np.uint8)
-        picture = {"resized": reference.resize(size), "noise": Image.fromarray(noise), "same": reference}.get(
-            kind
-        )
+        picture = {"resized": reference.resize(size), "noise": Image.fromarray(noise), "same": reference}.get(kind)
         images, path = write_output(kind, picture, out, str(d))
         ours = score_generation(
             subtask, doc, UnifiedOutput("image_only", images=images, root=str(out)).to_json(), "official"

@@ -6,9 +6,9 @@ Generated puzzles are rendered as the data does; a perfect model's step images a
 forms (standard, low resolution, on a landscape or portrait page, slightly rotated, upscaled). Per form it
 reports how many step images each parser reads as the true board, and per sample the image step accuracy
 (``img_step``) of the default task (robust parser, replayed references) and of the ``official`` task
-(``lmms_eval_unify.puzzles.official``). With ``--released`` (the script of ``Vchitect/Uni-MMMU``, not part of
-this repo) the released parsers and image rules run on the same files and the per-image and per-sample
-agreement of our ``official`` reproduction with them is reported. Results: docs/fidelity/uni_mmmu.md.
+(``lmms_eval_unify.benchmarks.uni_mmmu.official``). With ``--released`` (the script of ``Vchitect/Uni-MMMU``,
+not part of this repo) the released parsers and image rules run on the same files and the per-image and
+per-sample agreement of our ``official`` reproduction with them is reported. Results: docs/fidelity/uni_mmmu.md.
 """
 
 from __future__ import annotations
@@ -27,18 +27,18 @@ from types import ModuleType
 
 from PIL import Image
 
+from lmms_eval_unify.benchmarks.uni_mmmu.official import (
+    FLOOR,
+    released_maze_parse,
+    released_sliding_grid,
+    score_released,
+)
 from lmms_eval_unify.generation.media import MediaStore
 from lmms_eval_unify.integration.run_context import EXTRA_MEDIA_ROOTS_ENV
 from lmms_eval_unify.output.record import UnifiedOutput
 from lmms_eval_unify.puzzles import DOMAINS
 from lmms_eval_unify.puzzles.domain import simulate
 from lmms_eval_unify.puzzles.maze import WHITE, generate_maze
-from lmms_eval_unify.puzzles.official import (
-    FLOOR,
-    released_maze_parse,
-    released_sliding_grid,
-    score_released,
-)
 from lmms_eval_unify.puzzles.scoring import sequence_accuracy, truth_grids
 from lmms_eval_unify.puzzles.sliding import generate_sliding
 
@@ -97,18 +97,14 @@ class Released:
         return str(path)
 
     def maze_parse(self, image: Image.Image) -> dict:
-        return self.utils.parse_maze_image(
-            self._file(image), grid_h=6, grid_w=6, tolerance=0.75, sg_factor=0.5
-        )
+        return self.utils.parse_maze_image(self._file(image), grid_h=6, grid_w=6, tolerance=0.75, sg_factor=0.5)
 
     def sliding_parse(self, image: Image.Image) -> dict:
         return self.utils.parse_sliding_puzzle_image(
             self._file(image), grid_h=3, grid_w=3, num_categories=9, tolerance=0.80
         )
 
-    def maze_img_step(
-        self, initial: Image.Image, moves: list[str], outputs: list[Image.Image]
-    ) -> float | None:
+    def maze_img_step(self, initial: Image.Image, moves: list[str], outputs: list[Image.Image]) -> float | None:
         """``MazeEvaluator.evaluate`` for one candidate: ``None`` where it skips the case."""
         step0 = self.maze_parse(initial)
         if step0.get("grid") is None or step0.get("start") is None:
@@ -163,9 +159,7 @@ def measure(puzzle: str, n: int, seed: int, released: Released | None, folder: P
                     parsed = (released.maze_parse if puzzle == "maze" else released.sliding_parse)(image)
                     grid = tuple(tuple("." if t == FLOOR else t for t in r) for r in parsed["grid"])
                     row["released_agree"] += grid == ours_official
-            robust = sequence_accuracy(
-                [domain.parse_grid(i) for i in outputs], truth_grids(domain, initial, moves)
-            )[1]
+            robust = sequence_accuracy([domain.parse_grid(i) for i in outputs], truth_grids(domain, initial, moves))[1]
             record = _record(outputs, store, f"{puzzle}_{form}_{index}".replace(" ", "_"))
             doc = {domain.answer_field: json.dumps(list(moves))}
             official = score_released(puzzle, doc, record, initial, step_images)["img_step_acc"]
@@ -199,11 +193,12 @@ def main(argv: list[str] | None = None) -> None:
         os.environ[EXTRA_MEDIA_ROOTS_ENV] = tmp  # the saved outputs are read back through the checked reader
         released = Released(_load_released(args.released), Path(tmp)) if args.released else None
         rows = [
-            row
-            for puzzle in ("maze", "sliding")
-            for row in measure(puzzle, args.n, args.seed, released, Path(tmp))
+            row for puzzle in ("maze", "sliding") for row in measure(puzzle, args.n, args.seed, released, Path(tmp))
         ]
-    header = "| puzzle | form | robust reads | official reads | robust img_step | official img_step | samples differ | max gap |"
+    header = (
+        "| puzzle | form | robust reads | official reads | robust img_step | official img_step "
+        "| samples differ | max gap |"
+    )
     header += " official = released (images / samples) |" if released else ""
     print(header)
     print("|" + "---|" * (header.count("|") - 1))
@@ -219,9 +214,7 @@ def main(argv: list[str] | None = None) -> None:
         if released:
             line += f" {r['released_agree']}/{r['images']} / {r['released_step_agree']}/{r['samples']} |"
         print(line)
-    print(
-        f"\nn = {args.n} per puzzle, seed {args.seed}; official img_step is the mean over the cases the released"
-    )
+    print(f"\nn = {args.n} per puzzle, seed {args.seed}; official img_step is the mean over the cases the released")
     print("evaluator does not skip; samples differ / max gap (robust - official, points) over those cases.")
 
 

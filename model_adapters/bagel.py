@@ -18,7 +18,7 @@ import torch
 from lmms_eval_unify.model_adapters.official_code import import_official, local_weights, official_checkout
 from PIL import Image
 
-from lmms_eval_unify.generation.model import (
+from lmms_eval_unify.generation.adapter import (
     UNDERSTAND_AND_GENERATE,
     ModelSettings,
     UnifiedModel,
@@ -129,14 +129,10 @@ class Bagel(UnifiedModel):
         self.inferencer = self._load_backend()
 
     def _load_backend(self) -> Any:
-        repo = official_checkout(
-            self.model_id, self.settings.repo_path, "BAGEL_REPO", REPO_URL, "inferencer.py"
-        )
+        repo = official_checkout(self.model_id, self.settings.repo_path, "BAGEL_REPO", REPO_URL, "inferencer.py")
         weights = local_weights(self.model_id, self.settings.pretrained, WEIGHT_FILES)
         if not torch.cuda.is_available():
-            raise RuntimeError(
-                "bagel needs a CUDA GPU (the official code imports flash-attn and autocasts to CUDA)"
-            )
+            raise RuntimeError("bagel needs a CUDA GPU (the official code imports flash-attn and autocasts to CUDA)")
         return load_inferencer(repo, weights)
 
     def generation_settings(self, editing: bool) -> dict[str, Any]:

@@ -12,8 +12,12 @@ from typing import Any, ClassVar
 
 from PIL import Image
 
-from lmms_eval_unify.generation.answer_spaces import InstrumentPlan, load_answer_space
-from lmms_eval_unify.generation.model import ALL_PRIMITIVES, UnifiedModel
+from lmms_eval_unify.generation.adapter import (
+    ALL_PRIMITIVES,
+    InstrumentPlan,
+    UnifiedModel,
+    load_answer_space,
+)
 
 
 class Instrument(UnifiedModel):
@@ -33,9 +37,7 @@ class Instrument(UnifiedModel):
         if key != self._plan_key:
             reference = request.options.get("answer_space")
             if not reference:
-                raise NotImplementedError(
-                    f"task {request.task!r} declares no answer_space for {self.model_id}"
-                )
+                raise NotImplementedError(f"task {request.task!r} declares no answer_space for {self.model_id}")
             doc = self.task_dict[request.task][request.split][request.doc_id]
             rng = random.Random(self.sample_seed(request.task, request.doc_id))
             self._current_plan = load_answer_space(reference).plan(doc, images, rng, self.oracle)

@@ -18,8 +18,13 @@ from typing import Any
 from lmms_eval.api.instance import Instance
 from PIL import Image
 
-from lmms_eval_unify.generation.model import PARSE, UNDERSTAND_AND_GENERATE, ModelSettings, UnifiedModel
-from lmms_eval_unify.generation.protocols import GENERATE_IMAGE
+from lmms_eval_unify.generation.adapter import (
+    GENERATE_IMAGE,
+    PARSE,
+    UNDERSTAND_AND_GENERATE,
+    ModelSettings,
+    UnifiedModel,
+)
 
 REQUEST_TASK, REQUEST_SPLIT = "lmms_eval_unify_composed", "test"
 
@@ -96,9 +101,7 @@ class Composed(UnifiedModel):
         gen_kwargs = {k: v for k, v in decoding.items() if k not in ("seed", "phase")}
         gen_kwargs.setdefault("until", [])
         if self.settings.max_new_tokens:
-            gen_kwargs["max_new_tokens"] = min(
-                int(gen_kwargs.get("max_new_tokens", 512)), self.settings.max_new_tokens
-            )
+            gen_kwargs["max_new_tokens"] = min(int(gen_kwargs.get("max_new_tokens", 512)), self.settings.max_new_tokens)
         docs = {index: images for index, (images, _) in enumerate(batch)}
         self.und_model.task_dict = {REQUEST_TASK: {REQUEST_SPLIT: docs}}
         requests = [

@@ -26,7 +26,7 @@ from lmms_eval_unify.model_adapters.hf_common import (
 from PIL import Image
 from transformers import LogitsProcessorList
 
-from lmms_eval_unify.generation.model import (
+from lmms_eval_unify.generation.adapter import (
     UNDERSTAND_AND_GENERATE,
     ModelSettings,
     UnifiedModel,
@@ -110,9 +110,7 @@ class Emu3(UnifiedModel):
     def _prompt(self, images: list[Image.Image], prompt: str) -> str:
         """The checkpoint's chat template when it has one, else the model card's ``USER: … ASSISTANT:`` form."""
         if self.processor.chat_template:
-            return self.processor.apply_chat_template(
-                chat_messages(images, prompt), add_generation_prompt=True
-            )
+            return self.processor.apply_chat_template(chat_messages(images, prompt), add_generation_prompt=True)
         return f"You are a helpful assistant. USER: {'<image>' * len(images)}{prompt} ASSISTANT:"
 
     @torch.inference_mode()
@@ -132,9 +130,7 @@ class Emu3(UnifiedModel):
         return self.generate_image_batch([(prompt, images, decoding)])[0]
 
     @torch.inference_mode()
-    def generate_image_batch(
-        self, batch: list[tuple[str, list[Image.Image], dict[str, Any]]]
-    ) -> list[Image.Image]:
+    def generate_image_batch(self, batch: list[tuple[str, list[Image.Image], dict[str, Any]]]) -> list[Image.Image]:
         """One ``generate`` call for the batch (the negative prompt repeated per row); each image keeps its
         own seed through a per-row sampler placed after guidance and the visual-token constraint."""
         if any(images for _, images, _ in batch):
@@ -152,9 +148,7 @@ class Emu3(UnifiedModel):
         height, width = (int(v) for v in inputs.pop("image_sizes")[0])
         inputs = inputs.to(self.device)
         negative = processor(text=[NEGATIVE_PROMPT] * len(batch), return_tensors="pt").to(self.device)
-        constraint = VisualTokenConstraint(
-            processor.tokenizer, model.vocabulary_mapping.image_tokens, height, width
-        )
+        constraint = VisualTokenConstraint(processor.tokenizer, model.vocabulary_mapping.image_tokens, height, width)
         sampler = SeededRowSampler([int(decoding["seed"]) for _, _, decoding in batch], self.device)
         output = model.generate(
             **inputs,

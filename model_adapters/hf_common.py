@@ -32,9 +32,7 @@ def chat_messages(images: list[Image.Image], prompt: str) -> list[dict[str, Any]
 
 def decode_new_tokens(processor: Any, output: torch.Tensor, prompt_length: int) -> list[str]:
     """The generated continuation of each row, special tokens dropped and whitespace trimmed."""
-    return [
-        text.strip() for text in processor.batch_decode(output[:, prompt_length:], skip_special_tokens=True)
-    ]
+    return [text.strip() for text in processor.batch_decode(output[:, prompt_length:], skip_special_tokens=True)]
 
 
 class OnceLogger:

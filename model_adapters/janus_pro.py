@@ -24,7 +24,7 @@ from lmms_eval_unify.model_adapters.hf_common import (
 from PIL import Image
 from transformers import LogitsProcessorList
 
-from lmms_eval_unify.generation.model import (
+from lmms_eval_unify.generation.adapter import (
     UNDERSTAND_AND_GENERATE,
     ModelSettings,
     UnifiedModel,
@@ -65,9 +65,7 @@ class JanusPro(UnifiedModel):
     def _prompt(self, images: list[Image.Image], prompt: str) -> str:
         return self.processor.apply_chat_template(chat_messages(images, prompt), add_generation_prompt=True)
 
-    def _inputs(
-        self, texts: list[str], images: list[Image.Image] | None, mode: str
-    ) -> dict[str, torch.Tensor]:
+    def _inputs(self, texts: list[str], images: list[Image.Image] | None, mode: str) -> dict[str, torch.Tensor]:
         inputs = self.processor(
             text=texts, images=images or None, generation_mode=mode, padding=True, return_tensors="pt"
         )
@@ -91,9 +89,7 @@ class JanusPro(UnifiedModel):
         return self.generate_image_batch([(prompt, images, decoding)])[0]
 
     @torch.inference_mode()
-    def generate_image_batch(
-        self, batch: list[tuple[str, list[Image.Image], dict[str, Any]]]
-    ) -> list[Image.Image]:
+    def generate_image_batch(self, batch: list[tuple[str, list[Image.Image], dict[str, Any]]]) -> list[Image.Image]:
         """One ``generate`` call for the batch (CFG pairs batched); each image keeps its own seed."""
         if any(images for _, images, _ in batch):
             n = max(len(images) for _, images, _ in batch)

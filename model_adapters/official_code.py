@@ -50,9 +50,7 @@ def import_official(model_id: str, module: str, root: Path) -> ModuleType:
         ) from exc
 
 
-def local_weights(
-    model_id: str, location: str, required: tuple[str, ...], argument: str = "pretrained"
-) -> Path:
+def local_weights(model_id: str, location: str, required: tuple[str, ...], argument: str = "pretrained") -> Path:
     """A weights folder holding ``required`` files: a local path, or a Hugging Face id already downloaded."""
     path = Path(location).expanduser()
     if not path.is_dir():
@@ -67,7 +65,5 @@ def local_weights(
             ) from exc
     missing = [name for name in required if not (path / name).exists()]
     if missing:
-        raise MissingOfficialCode(
-            f"{model_id}: {path} lacks {', '.join(missing)} (model argument {argument})"
-        )
+        raise MissingOfficialCode(f"{model_id}: {path} lacks {', '.join(missing)} (model argument {argument})")
     return path

@@ -15,7 +15,7 @@ import torch
 from lmms_eval_unify.model_adapters.official_code import import_official, official_checkout
 from PIL import Image
 
-from lmms_eval_unify.generation.model import (
+from lmms_eval_unify.generation.adapter import (
     UNDERSTAND_AND_GENERATE,
     ModelSettings,
     UnifiedModel,
@@ -66,9 +66,7 @@ class OmniGen2(UnifiedModel):
         )
         generation = import_official(self.model_id, "omnigen2.pipelines.omnigen2.pipeline_omnigen2", repo)
         chat = import_official(self.model_id, "omnigen2.pipelines.omnigen2.pipeline_omnigen2_chat", repo)
-        transformer = import_official(
-            self.model_id, "omnigen2.models.transformers.transformer_omnigen2", repo
-        )
+        transformer = import_official(self.model_id, "omnigen2.models.transformers.transformer_omnigen2", repo)
         pipeline = generation.OmniGen2Pipeline.from_pretrained(
             self.settings.pretrained, torch_dtype=self.dtype, trust_remote_code=True
         )

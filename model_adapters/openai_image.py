@@ -18,7 +18,7 @@ from typing import Any
 
 from PIL import Image
 
-from lmms_eval_unify.generation.model import UNDERSTAND_AND_GENERATE, ModelSettings, UnifiedModel, run_only
+from lmms_eval_unify.generation.adapter import UNDERSTAND_AND_GENERATE, ModelSettings, UnifiedModel, run_only
 
 
 def png_bytes(image: Image.Image) -> bytes:
@@ -80,9 +80,7 @@ class OpenAIImage(UnifiedModel):
         )
 
     def understand(self, images: list[Image.Image], prompt: str, **decoding: Any) -> str:
-        content: list[dict[str, Any]] = [
-            {"type": "image_url", "image_url": {"url": data_url(im)}} for im in images
-        ]
+        content: list[dict[str, Any]] = [{"type": "image_url", "image_url": {"url": data_url(im)}} for im in images]
         content.append({"type": "text", "text": prompt})
         options: dict[str, Any] = {"max_tokens": int(decoding.get("max_new_tokens", 1024))}
         if "temperature" in decoding:

@@ -17,8 +17,7 @@ from typing import Any
 import torch
 from PIL import Image
 
-from lmms_eval_unify.generation.model import ModelSettings, UnifiedModel
-from lmms_eval_unify.generation.protocols import GENERATE_IMAGE
+from lmms_eval_unify.generation.adapter import GENERATE_IMAGE, ModelSettings, UnifiedModel
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -53,16 +52,12 @@ class QwenImageEdit(UnifiedModel):
         return self.generate_image_batch([(prompt, images, decoding)])[0]
 
     @torch.inference_mode()
-    def generate_image_batch(
-        self, batch: list[tuple[str, list[Image.Image], dict[str, Any]]]
-    ) -> list[Image.Image]:
+    def generate_image_batch(self, batch: list[tuple[str, list[Image.Image], dict[str, Any]]]) -> list[Image.Image]:
         """One pipeline call per input-image size (the pipeline sizes the whole batch from its first image),
         with one seeded generator per item, so each item starts from the noise it gets alone."""
         for _, images, _ in batch:
             if not images:
-                raise ValueError(
-                    f"{self.model_id} edits an input image; this request has none (no text-to-image)"
-                )
+                raise ValueError(f"{self.model_id} edits an input image; this request has none (no text-to-image)")
         by_size: dict[tuple[int, int], list[int]] = {}
         for index, (_, images, _) in enumerate(batch):
             by_size.setdefault(images[-1].size, []).append(index)
@@ -76,9 +71,7 @@ class QwenImageEdit(UnifiedModel):
                 num_inference_steps=self.settings.num_inference_steps,
                 height=self.settings.height,
                 width=self.settings.width,
-                generator=[
-                    torch.Generator(device="cpu").manual_seed(int(batch[i][2]["seed"])) for i in indices
-                ],
+                generator=[torch.Generator(device="cpu").manual_seed(int(batch[i][2]["seed"])) for i in indices],
             )
             out.update(zip(indices, result.images, strict=True))
         return [out[i] for i in range(len(batch))]

@@ -17,10 +17,14 @@ from lmms_eval.api.instance import Instance
 from lmms_eval.api.model import lmms
 from loguru import logger
 
-from lmms_eval_unify.integration import run_status
-from lmms_eval_unify.integration.rescore import saved_responses
-from lmms_eval_unify.integration.run_context import trust_media_root
-from lmms_eval_unify.output.record import SCHEMA, UnifiedOutput, clean_text
+from lmms_eval_unify.generation.adapter import (
+    SCHEMA,
+    UnifiedOutput,
+    clean_text,
+    run_status,
+    saved_responses,
+    trust_media_root,
+)
 
 
 class UnifyReplay(lmms):
@@ -69,9 +73,7 @@ class UnifyReplay(lmms):
         index = self.served[key]
         self.served[key] += 1
         if index >= len(saved):
-            record = UnifiedOutput(
-                "replay", error=f"no saved output for {task}/{doc_id} in {self.results_file}"
-            )
+            record = UnifiedOutput("replay", error=f"no saved output for {task}/{doc_id} in {self.results_file}")
             return record.to_json()
         return clean_text(self._rerooted(saved[index]))
 
@@ -81,11 +83,7 @@ class UnifyReplay(lmms):
             data = json.loads(text)
         except (ValueError, RecursionError):  # left for parse_output to record as malformed
             return text
-        if (
-            not isinstance(data, dict)
-            or data.get("schema") != SCHEMA
-            or not isinstance(data.get("root"), str)
-        ):
+        if not isinstance(data, dict) or data.get("schema") != SCHEMA or not isinstance(data.get("root"), str):
             return text
         data["root"] = self._root_in_run(data["root"])
         return json.dumps(data, ensure_ascii=False)
@@ -97,11 +95,7 @@ class UnifyReplay(lmms):
                 self._roots[root] = str(resolved)
             else:
                 name = Path(root).name
-                found = (
-                    next((p for t in self.trusted for p in t.rglob(name) if p.is_dir()), None)
-                    if name
-                    else None
-                )
+                found = next((p for t in self.trusted for p in t.rglob(name) if p.is_dir()), None) if name else None
                 self._roots[root] = str(found) if found else root
                 if found:
                     logger.info("unify_replay: media root {} found at {}", root, found)

@@ -25,7 +25,7 @@ from lmms_eval_unify.model_adapters.official_code import (
 )
 from PIL import Image
 
-from lmms_eval_unify.generation.model import (
+from lmms_eval_unify.generation.adapter import (
     UNDERSTAND_AND_GENERATE,
     ModelSettings,
     UnifiedModel,
@@ -82,9 +82,7 @@ class ShowO2Backend:
     @torch.no_grad()
     def understand(self, image: Image.Image, question: str, max_new_tokens: int) -> str:
         model, ids, device = self.model, self.token_ids, self.device
-        pixels = self.data_utils.image_transform(
-            image, resolution=self.config.dataset.preprocessing.resolution
-        )
+        pixels = self.data_utils.image_transform(image, resolution=self.config.dataset.preprocessing.resolution)
         pixels = pixels.to(device).unsqueeze(0)
         latents = self.vae.sample(pixels.unsqueeze(2)).squeeze(2).to(self.dtype)
         und = model.image_embedder_und(latents) + model.position_embedding(model.image_position_ids)
@@ -107,12 +105,8 @@ class ShowO2Backend:
             if hasattr(model, "time_embed_proj"):
                 time_embeds = model.time_embed_proj(time_embeds)
             visual.insert(0, time_embeds)
-        embeds = torch.cat([head_embeds, tail_embeds[:, :1], *visual, tail_embeds[:, 1:]], dim=1).to(
-            self.dtype
-        )
-        positions = torch.tensor(
-            [[[len(head) + 1, self.config.dataset.preprocessing.num_image_tokens]]], device=device
-        )
+        embeds = torch.cat([head_embeds, tail_embeds[:, :1], *visual, tail_embeds[:, 1:]], dim=1).to(self.dtype)
+        positions = torch.tensor([[[len(head) + 1, self.config.dataset.preprocessing.num_image_tokens]]], device=device)
         if self.config.model.showo.add_time_embeds:
             positions[..., 0] += 1
         mask = self.models.omni_attn_mask_naive(
@@ -238,9 +232,7 @@ class ShowO2(UnifiedModel):
         self.backend = self._load_backend()
 
     def _load_backend(self) -> Any:
-        repo = official_checkout(
-            self.model_id, self.settings.repo_path, "SHOW_O2_REPO", REPO_URL, "models/__init__.py"
-        )
+        repo = official_checkout(self.model_id, self.settings.repo_path, "SHOW_O2_REPO", REPO_URL, "models/__init__.py")
         if not self.settings.vae_path or not Path(self.settings.vae_path).is_file():
             raise MissingOfficialCode(
                 f"show_o2 needs the Wan2.1 VAE file (Wan2.1_VAE.pth from Wan-AI/Wan2.1-T2V-14B): pass "
@@ -258,9 +250,7 @@ class ShowO2(UnifiedModel):
     def understand(self, images: list[Image.Image], prompt: str, **decoding: Any) -> str:
         if not images:
             raise ValueError("show_o2 understanding needs an image (the official route embeds exactly one)")
-        max_new = min(
-            int(decoding.get("max_new_tokens", self.settings.max_new_tokens)), self.settings.max_new_tokens
-        )
+        max_new = min(int(decoding.get("max_new_tokens", self.settings.max_new_tokens)), self.settings.max_new_tokens)
         # The official route VAE-encodes the image by sampling (torch's global generator): seed it per sample.
         with seeded(int(decoding.get("seed", self.seed)), self.device):
             return self.backend.understand(images[0].convert("RGB"), prompt, max_new).strip()
@@ -268,9 +258,7 @@ class ShowO2(UnifiedModel):
     def generate_image(self, prompt: str, images: list[Image.Image], **decoding: Any) -> Image.Image:
         return self.generate_image_batch([(prompt, images, decoding)])[0]
 
-    def generate_image_batch(
-        self, batch: list[tuple[str, list[Image.Image], dict[str, Any]]]
-    ) -> list[Image.Image]:
+    def generate_image_batch(self, batch: list[tuple[str, list[Image.Image], dict[str, Any]]]) -> list[Image.Image]:
         """One sampler run for the whole batch, each item from its own seed (text only: input images are
         not given to the generator)."""
         for _, images, _ in batch:

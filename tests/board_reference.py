@@ -80,16 +80,12 @@ def _variants(image: Image.Image, rng: random.Random) -> Iterator[Image.Image]:
 def _hostile(rng: random.Random) -> Iterator[Image.Image]:
     """Images that are no board: noise, blank, one dark pixel, tiny and extreme aspect ratios."""
     size = (rng.randint(1, 400), rng.randint(1, 400))
-    yield Image.fromarray(
-        np.random.default_rng(rng.randrange(1 << 30)).integers(0, 256, (*size, 3), np.uint8)
-    )
+    yield Image.fromarray(np.random.default_rng(rng.randrange(1 << 30)).integers(0, 256, (*size, 3), np.uint8))
     yield Image.new("RGB", size, "white")
     dot = Image.new("RGB", (rng.randint(1, 300), rng.randint(1, 300)), "white")
     dot.putpixel((rng.randrange(dot.width), rng.randrange(dot.height)), (31, 41, 55))
     yield dot
-    yield Image.new(
-        "RGB", (rng.randint(1, 9), rng.randint(1, 9)), tuple(rng.randrange(256) for _ in range(3))
-    )
+    yield Image.new("RGB", (rng.randint(1, 9), rng.randint(1, 9)), tuple(rng.randrange(256) for _ in range(3)))
     yield Image.new("RGB", (rng.randint(300, 2000), rng.randint(1, 5)), (228, 26, 28))
 
 

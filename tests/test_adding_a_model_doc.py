@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from lmms_eval_unify.puzzles.dataset import write_uni_mmmu_puzzles
+from lmms_eval_unify.puzzles.dataset import write_puzzles
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "adding_a_model.md"
 
@@ -40,7 +40,7 @@ def build_plugin(root: Path) -> Path:
 def test_out_of_tree_recipe_runs_through_the_cli(tmp_path):
     plugin = build_plugin(tmp_path / "plugin")
     data = tmp_path / "data"
-    write_uni_mmmu_puzzles(data, 2, 2, seed=1)
+    write_puzzles(data / "uni_mmmu", 2, 2, seed=1)
     env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(plugin), "LMMS_EVAL_UNIFY_DATA_DIR": str(data),
            "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HOME": str(tmp_path)}  # fmt: skip
     out = tmp_path / "out"

@@ -26,6 +26,7 @@ def test_bench_script_imports(script: Path, monkeypatch):
     assert namespace["__doc__"] and "python" in namespace["__doc__"] + script.read_text()
 
 
+@pytest.mark.slow
 def test_scoring_bench_measures_an_oracle_run(tmp_path):
     data, out = tmp_path / "data", tmp_path / "out"
     env = offline_env(data)
@@ -44,6 +45,7 @@ def test_scoring_bench_measures_an_oracle_run(tmp_path):
         assert f"uni_mmmu_{task}: " in done.stdout and "samples/s/core" in done.stdout
 
 
+@pytest.mark.subprocess
 def test_generation_bench_primitive_mode_times_batched_janus_and_checks_equality(tmp_path):
     bench = [
         sys.executable,

@@ -22,9 +22,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
-DOC_FILES = sorted(
-    [ROOT / "README.md", *(ROOT / "docs").rglob("*.md"), *(ROOT / "tasks").glob("*/README.md")]
-)
+DOC_FILES = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md"), *(ROOT / "tasks").glob("*/README.md")])
 SHELL_FENCES = {"", "bash", "sh", "shell", "console"}
 FENCE = re.compile(r"^\s*```(\w*)\s*$")
 INLINE = re.compile(r"`((?:\.venv/bin/)?lmms-eval(?:-unify)? [^`]+)`")
@@ -108,6 +106,7 @@ def test_docs_show_commands_of_both_tools():
     assert len(doc_commands("lmms-eval")) >= 5
 
 
+@pytest.mark.subprocess
 def test_every_documented_subcommand_and_flag_exists():
     problems = []
     for command in doc_commands("lmms-eval-unify"):
@@ -154,6 +153,7 @@ def _option(words: tuple[str, ...], name: str) -> str | None:
     return None
 
 
+@pytest.mark.heavy  # lmms-eval's task index
 def test_every_documented_model_and_task_exists():
     problems = []
     for command in doc_commands("lmms-eval"):
@@ -185,6 +185,7 @@ def _runnable(words: tuple[str, ...], tmp_path: Path) -> list[str] | None:
     return words
 
 
+@pytest.mark.subprocess
 def test_cheap_documented_commands_run_as_written(tmp_path):
     ran, problems = 0, []
     for command in doc_commands("lmms-eval-unify"):

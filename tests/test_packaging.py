@@ -1,4 +1,4 @@
-"""The wheel ships the task YAMLs under lmms_eval_unify and creates no generic top-level packages."""
+"""The wheel ships the task YAMLs under lmms_eval_unify and creates no generic top-level packages or files."""
 
 import shutil
 import subprocess
@@ -25,17 +25,16 @@ def test_wheel_file_list(tmp_path):
     (wheel,) = tmp_path.glob("lmms_eval_unify-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     top_level = {name.split("/")[0] for name in names}
-    # the one root-level file: the .pth that guards model registration against broken third-party plugins
     dist_info = next(n for n in top_level if n.endswith(".dist-info"))
-    assert top_level <= {"lmms_eval_unify", dist_info, "lmms_eval_unify_guard.pth"}
-    pth = zipfile.ZipFile(wheel).read("lmms_eval_unify_guard.pth").decode()
-    assert pth.startswith("import lmms_eval_unify.integration.entry_guard")
+    assert top_level == {"lmms_eval_unify", dist_info}
+    assert not [name for name in names if name.endswith(".pth")], "nothing runs at interpreter start"
     for expected in (
         "lmms_eval_unify/tasks/uni_mmmu/uni_mmmu_maze.yaml",
         "lmms_eval_unify/tasks/uni_mmmu/_default_template_yaml",
         "lmms_eval_unify/benchmarks/uni_mmmu/inputs.py",
         "lmms_eval_unify/model_adapters/baselines.py",
         "lmms_eval_unify/integration/plugin.py",
+        "lmms_eval_unify/generation/adapter.py",
         "lmms_eval_unify/benchmarks/gapeval/judge_prompts.yaml",
         "lmms_eval_unify/benchmarks/unig2u/pairs_table3.yaml",
     ):

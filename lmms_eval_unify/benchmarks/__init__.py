@@ -9,9 +9,11 @@ A benchmark is a folder ``lmms_eval_unify/benchmarks/<name>/`` (plus ``tasks/<na
 | ``spec.py`` | torch-free facts: subtasks, metrics, task names, ``TASK_PREFIX`` |
 | ``paper.py`` | the paper roll-ups (pure functions over per-task means) |
 | ``leaderboard.py`` | the paper's tables and figures from saved runs (``lmms-eval-unify leaderboard``) |
-| ``export.py`` | the released exchange format (``lmms-eval-unify export``) |
+| ``export.py`` | the released exchange format (``lmms-eval-unify export``; ``reports.exports.BenchmarkExport``) |
+| ``synthetic.py`` | ``rows(skill, rng, generates_images)``: synthetic samples for tests and benches, never a run |
 | ``judge_prompts.yaml`` | the versioned judge prompt templates, when the benchmark has a judge |
-| ``offline/data.py`` | ``generate(out_dir, n, seed)`` and, with a release to convert, ``prepare_main(argv)`` |
+| ``offline/data.py`` | ``generate(out_dir, n, seed)`` |
+| ``offline/prepare.py`` | ``prepare_main(argv)``, when the benchmark has a published release to convert |
 """
 
 from __future__ import annotations
@@ -23,6 +25,9 @@ from types import ModuleType
 
 BENCHMARKS = ("mme_unify", "unig2u", "uni_mmmu", "gapeval")
 """The benchmarks, in the order the leaderboard prints them: adding a benchmark is a folder and a name here."""
+DEMO_BENCHMARK = "uni_mmmu"
+"""The benchmark whose ``demo.py`` runs ``lmms-eval-unify demo`` (``run(out, n, seed, models, random_seeds)``)
+and whose data ``data generate`` writes when no benchmark is named."""
 
 
 def part(benchmark: str, name: str) -> ModuleType:

@@ -34,9 +34,7 @@ class InstrumentPlan(Protocol):
 class AnswerSpace(Protocol):
     """Builds oracle and random plans for the documents of one kind of task."""
 
-    def plan(
-        self, doc: dict, inputs: list[Image.Image], rng: random.Random, oracle: bool
-    ) -> InstrumentPlan: ...
+    def plan(self, doc: dict, inputs: list[Image.Image], rng: random.Random, oracle: bool) -> InstrumentPlan: ...
 
 
 @cache

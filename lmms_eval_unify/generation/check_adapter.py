@@ -19,7 +19,8 @@ from lmms_eval.api.instance import Instance
 from PIL import Image, ImageDraw
 
 from lmms_eval_unify.generation.answer_spaces import FixedPlan
-from lmms_eval_unify.generation.protocols import PROTOCOLS, UNDERSTAND
+from lmms_eval_unify.generation.primitives import UNDERSTAND
+from lmms_eval_unify.generation.protocols import PROTOCOLS
 from lmms_eval_unify.output.media_reader import load_media
 from lmms_eval_unify.output.record import OutputFailure, parse_output
 
@@ -141,9 +142,7 @@ def check_protocol(model: Any, protocol: str, doc_id: int, max_new_tokens: int) 
         return failed(f"{frames.reason}: {frames.detail}")
     if protocol == "video" and not frames:
         return failed("no video frames saved")
-    return ProtocolCheck(
-        protocol, True, seconds, cpu_seconds, _summary(protocol, record.text, images, len(frames))
-    )
+    return ProtocolCheck(protocol, True, seconds, cpu_seconds, _summary(protocol, record.text, images, len(frames)))
 
 
 def build_model(name: str, model_args: str, output_dir: str) -> Any:
@@ -163,17 +162,14 @@ def build_model(name: str, model_args: str, output_dir: str) -> Any:
 def run_checks(model: Any, max_new_tokens: int) -> list[ProtocolCheck]:
     """Every protocol the model's capabilities claim, one sample each."""
     claimed = [name for name, spec in PROTOCOLS.items() if spec.needs <= model.capabilities]
-    model.task_dict = {
-        SAMPLE_TASK: {SAMPLE_SPLIT: {i: {"image": sample_image()} for i in range(len(claimed))}}
-    }
+    model.task_dict = {SAMPLE_TASK: {SAMPLE_SPLIT: {i: {"image": sample_image()} for i in range(len(claimed))}}}
     return [check_protocol(model, protocol, i, max_new_tokens) for i, protocol in enumerate(claimed)]
 
 
 def format_table(checks: list[ProtocolCheck]) -> str:
     rows = [("protocol", "result", "seconds", "cpu s", "output")]
     rows += [
-        (c.protocol, "ok" if c.ok else "FAILED", f"{c.seconds:.2f}", f"{c.cpu_seconds:.2f}", c.summary)
-        for c in checks
+        (c.protocol, "ok" if c.ok else "FAILED", f"{c.seconds:.2f}", f"{c.cpu_seconds:.2f}", c.summary) for c in checks
     ]
     widths = [max(len(row[i]) for row in rows) for i in range(4)]
     return "\n".join(
@@ -188,9 +184,7 @@ def main(argv: list[str]) -> int:
         description="Smoke-test a unified-model adapter: one sample of each protocol it claims.",
     )
     parser.add_argument("name", help="the --model name (e.g. janus_pro, unify_oracle)")
-    parser.add_argument(
-        "--model_args", default="", help="as for lmms-eval, e.g. pretrained=PATH,dtype=float32"
-    )
+    parser.add_argument("--model_args", default="", help="as for lmms-eval, e.g. pretrained=PATH,dtype=float32")
     parser.add_argument("--max_new_tokens", type=int, default=32, help="text budget per answer")
     parser.add_argument("--output_dir", help="media folder (default: a new temporary folder)")
     options = parser.parse_args(argv)
@@ -210,9 +204,7 @@ def main(argv: list[str]) -> int:
     failed = [c for c in checks if not c.ok]
     print(f"outputs under {model.media.root}")
     if failed:
-        print(
-            f"{len(failed)} of {len(checks)} claimed protocols failed: {', '.join(c.protocol for c in failed)}"
-        )
+        print(f"{len(failed)} of {len(checks)} claimed protocols failed: {', '.join(c.protocol for c in failed)}")
         return 1
     print(f"all {len(checks)} claimed protocols work")
     return 0

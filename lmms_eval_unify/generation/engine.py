@@ -19,23 +19,20 @@ import time
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from loguru import logger
 from PIL import Image
 
-from lmms_eval_unify.generation.protocols import (
+from lmms_eval_unify.generation.primitives import (
     GENERATE_IMAGE,
     GENERATE_VIDEO,
     UNDERSTAND,
-    Call,
-    Protocol,
-    ProtocolRun,
+    Primitives,
+    RequestInfo,
 )
+from lmms_eval_unify.generation.protocols import Call, Protocol, ProtocolRun
 from lmms_eval_unify.output.record import UnifiedOutput
-
-if TYPE_CHECKING:
-    from lmms_eval_unify.generation.model import RequestInfo, UnifiedModel
 
 
 @dataclass
@@ -57,14 +54,10 @@ def greedy(decoding: dict[str, Any]) -> bool:
 def _group_key(item: Pending) -> str:
     call = item.call
     decoding = {k: v for k, v in item.run.decoding.items() if k != "seed"}
-    return json.dumps(
-        [call.primitive, call.phase.name, call.phase.step, decoding], sort_keys=True, default=str
-    )
+    return json.dumps([call.primitive, call.phase.name, call.phase.step, decoding], sort_keys=True, default=str)
 
 
-def run_lockstep(
-    model: UnifiedModel, items: list[Pending], finish: Callable[[Pending, UnifiedOutput], None]
-) -> None:
+def run_lockstep(model: Primitives, items: list[Pending], finish: Callable[[Pending, UnifiedOutput], None]) -> None:
     """Advance every protocol of ``items`` to its end; ``finish`` receives each request's record."""
     active = [item for item in items if _advance(item, finish)]
     while active:
@@ -100,7 +93,7 @@ def _advance(item: Pending, finish: Callable[[Pending, UnifiedOutput], None], re
     return False
 
 
-def _execute(model: UnifiedModel, chunk: list[Pending]) -> list[Any]:
+def _execute(model: Primitives, chunk: list[Pending]) -> list[Any]:
     """Results (or exceptions) of the chunk's calls, which share primitive, phase and decoding."""
     call = chunk[0].call
     started = time.perf_counter()
@@ -113,7 +106,7 @@ def _execute(model: UnifiedModel, chunk: list[Pending]) -> list[Any]:
     return results
 
 
-def _batched(model: UnifiedModel, chunk: list[Pending]) -> list[Any] | None:
+def _batched(model: Primitives, chunk: list[Pending]) -> list[Any] | None:
     """One backend call for the chunk, or None when the adapter has no batched primitive for it (or it
     failed, then each item is served alone)."""
     call, decoding = chunk[0].call, chunk[0].run.decoding
@@ -134,13 +127,11 @@ def _batched(model: UnifiedModel, chunk: list[Pending]) -> list[Any] | None:
             raise ValueError(f"the batched primitive returned {len(values)} results for {len(chunk)} inputs")
         return values
     except Exception as exc:  # noqa: BLE001 - fall back to one call per item, each failure recorded
-        logger.warning(
-            "{}: batch of {} failed ({}); serving them one by one", model.model_id, len(chunk), exc
-        )
+        logger.warning("{}: batch of {} failed ({}); serving them one by one", model.model_id, len(chunk), exc)
         return None
 
 
-def _single(model: UnifiedModel, item: Pending) -> Any:
+def _single(model: Primitives, item: Pending) -> Any:
     call, decoding = item.call, {**item.run.decoding, "phase": item.call.phase}
     model.request = item.info
     try:
@@ -149,10 +140,7 @@ def _single(model: UnifiedModel, item: Pending) -> Any:
         if call.primitive == GENERATE_IMAGE:
             return _checked_image(model.generate_image(call.prompt, list(call.images), **decoding))
         if call.primitive == GENERATE_VIDEO:
-            return [
-                _checked_image(frame)
-                for frame in model.generate_video(call.prompt, list(call.images), **decoding)
-            ]
+            return [_checked_image(frame) for frame in model.generate_video(call.prompt, list(call.images), **decoding)]
         raise ValueError(f"unknown primitive {call.primitive!r}")
     except Exception as exc:  # noqa: BLE001 - thrown into the request's protocol
         return exc

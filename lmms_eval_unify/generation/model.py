@@ -11,19 +11,12 @@ images through the output contract, resumes finished samples, and records per-re
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import hashlib
 import json
 import time
-import types
-import typing
-from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, ClassVar
 
-import torch
 from accelerate import PartialState
 from lmms_eval.api.instance import Instance
 from lmms_eval.api.model import lmms
@@ -32,18 +25,17 @@ from loguru import logger
 from PIL import Image
 from tqdm import tqdm
 
+from lmms_eval_unify.generation.devices import resolve_device, resolve_dtype
 from lmms_eval_unify.generation.engine import Pending, run_lockstep
 from lmms_eval_unify.generation.media import MediaStore, configuration_folder, resolve_output_root
+from lmms_eval_unify.generation.primitives import UNDERSTAND_VIDEO, RequestInfo
 from lmms_eval_unify.generation.protocols import (
-    GENERATE_IMAGE,
-    GENERATE_VIDEO,
     PROTOCOLS,
-    UNDERSTAND,
-    UNDERSTAND_VIDEO,
     ProtocolRun,
     protocol_name,
     split_generation_kwargs,
 )
+from lmms_eval_unify.generation.settings import ModelSettings
 from lmms_eval_unify.generation.visuals import (
     DEFAULT_VIDEO_FRAMES,
     model_inputs,
@@ -53,185 +45,6 @@ from lmms_eval_unify.integration import run_status
 from lmms_eval_unify.integration.run_context import trust_media_root
 from lmms_eval_unify.integration.task import UnifyTask
 from lmms_eval_unify.output.record import UnifiedOutput, clean_text
-
-DTYPES = {"bfloat16": torch.bfloat16, "float16": torch.float16, "float32": torch.float32}
-
-
-def resolve_device(device: str | None, local_index: int = 0) -> torch.device:
-    """The device a model runs on: ``device`` if given, else this process's GPU, else the CPU.
-
-    A bare ``cuda`` (lmms-eval's ``--device cuda``) means this process's GPU, so data-parallel ranks spread.
-    """
-    if device:
-        chosen = torch.device(device)
-        return torch.device("cuda", local_index) if chosen.type == "cuda" and chosen.index is None else chosen
-    return torch.device("cuda", local_index) if torch.cuda.is_available() else torch.device("cpu")
-
-
-def resolve_dtype(dtype: str | torch.dtype | None, device: torch.device) -> torch.dtype:
-    """``dtype`` if given (``bfloat16``, ``float16``, ``float32``), else bf16 on CUDA and fp32 elsewhere."""
-    if isinstance(dtype, torch.dtype):
-        return dtype
-    if dtype:
-        if str(dtype) not in DTYPES:
-            raise ValueError(f"dtype must be one of {sorted(DTYPES)}, got {dtype!r}")
-        return DTYPES[str(dtype)]
-    return torch.bfloat16 if device.type == "cuda" else torch.float32
-
-
-@contextlib.contextmanager
-def seeded(seed: int, device: torch.device | None = None) -> Iterator[None]:
-    """Run a block with torch's global RNGs seeded, restoring them afterwards (reproducible samples)."""
-    cuda = device is not None and device.type == "cuda"
-    with torch.random.fork_rng(devices=[device] if cuda else [], device_type="cuda" if cuda else "cpu"):
-        torch.manual_seed(seed)
-        yield
-
-
-def decoding_options(decoding: dict[str, Any], cap: int | None = None) -> dict[str, Any]:
-    """Task decoding parameters as Hugging Face ``generate`` keywords (temperature 0 means greedy).
-
-    ``cap`` (an adapter's ``max_new_tokens`` model argument) bounds the task's ``max_new_tokens``.
-    """
-    max_new = int(decoding.get("max_new_tokens", 512))
-    options: dict[str, Any] = {"max_new_tokens": min(max_new, cap) if cap else max_new}
-    temperature = float(decoding.get("temperature", 0) or 0)
-    if temperature > 0 or decoding.get("do_sample"):
-        options.update(do_sample=True, temperature=temperature or 1.0)
-        if "top_p" in decoding and decoding["top_p"] is not None:
-            options["top_p"] = float(decoding["top_p"])
-    else:
-        options["do_sample"] = False
-    return options
-
-
-RUN_ONLY = "run_only"
-"""Metadata key of a settings field that does not change outputs (left out of ``describe()``)."""
-
-PARSE = "parse"
-"""Metadata key of a settings field's own parser of ``--model_args`` values (instead of its type's)."""
-
-
-def run_only(default: Any = None) -> Any:
-    """A settings field that does not change outputs (paths to code, credentials, retries, batching)."""
-    return field(default=default, metadata={RUN_ONLY: True})
-
-
-class ModelArgumentError(TypeError):
-    """A ``--model_args`` key the adapter does not take, or a value that does not convert to its type."""
-
-
-@dataclass(frozen=True, kw_only=True)
-class ModelSettings:
-    """``--model_args`` of every adapter. Adapters subclass it (a dataclass) with their own fields; every
-    field is a ``--model_args`` key, typed and defaulted, and every field not marked :func:`run_only` is
-    part of ``describe()`` (the resume signature and the media folder name)."""
-
-    output_dir: str | None = run_only()
-    seed: int = 0
-    resume: bool = run_only(True)
-    device: str | None = run_only()
-    dtype: str | None = None
-    batch_size: int | str = run_only(1)
-    """lmms-eval passes ``--batch_size`` here: a number, or ``auto`` (served as 1)."""
-    max_batch_size: int | None = run_only()
-    """Passed by lmms-eval itself; unused."""
-
-    @classmethod
-    def from_model_args(cls, model_id: str, model_args: dict[str, Any]) -> ModelSettings:
-        """The settings from ``--model_args`` values (strings, or what lmms-eval parsed them into), each
-        converted to its field's type; unknown keys and unconvertible values are errors naming the key."""
-        fields = {f.name: f for f in dataclasses.fields(cls)}
-        unknown = sorted(set(model_args) - set(fields))
-        if unknown:
-            raise ModelArgumentError(
-                f"{model_id}: unknown model arguments {unknown}; valid: {sorted(fields)}"
-            )
-        missing = sorted(name for name, f in fields.items() if name not in model_args and _required(f))
-        if missing:
-            raise ModelArgumentError(f"{model_id}: missing model arguments {missing}")
-        hints = typing.get_type_hints(cls)
-        values = {}
-        for name, value in model_args.items():
-            parse = fields[name].metadata.get(PARSE)
-            try:
-                values[name] = parse(value) if parse else convert(value, hints[name])
-            except (TypeError, ValueError) as exc:
-                expected = "a nested argument list" if parse else type_name(hints[name])
-                raise ModelArgumentError(
-                    f"{model_id}: model argument {name}={value!r}: expected {expected} ({exc})"
-                ) from exc
-        return cls(**values)
-
-    def described(self) -> dict[str, Any]:
-        """Every field that changes outputs, by name."""
-        return {
-            f.name: getattr(self, f.name) for f in dataclasses.fields(self) if not f.metadata.get(RUN_ONLY)
-        }
-
-
-def _required(settings_field: dataclasses.Field) -> bool:
-    return (
-        settings_field.default is dataclasses.MISSING
-        and settings_field.default_factory is dataclasses.MISSING
-    )
-
-
-TRUE_WORDS, FALSE_WORDS = ("true", "1", "yes", "on"), ("false", "0", "no", "off")
-NONE_WORDS = ("", "none", "null")
-
-
-def _members(annotation: Any) -> tuple[Any, ...]:
-    """The types of a union (``int | None``, ``Optional[int]``), or the type itself."""
-    union = typing.get_origin(annotation) in (typing.Union, types.UnionType)
-    return typing.get_args(annotation) if union else (annotation,)
-
-
-def type_name(annotation: Any) -> str:
-    """``int``, ``float | None``, … as written in the settings class."""
-    members = _members(annotation)
-    return " | ".join("None" if m is type(None) else getattr(m, "__name__", str(m)) for m in members)
-
-
-def convert(value: Any, annotation: Any) -> Any:
-    """A model argument as ``annotation`` (``str``, ``int``, ``float``, ``bool``, unions of them with
-    ``None``); raises ``ValueError`` when it is not one."""
-    members = _members(annotation)
-    if type(None) in members and (value is None or str(value).strip().lower() in NONE_WORDS):
-        return None
-    errors = []
-    for member in (m for m in members if m is not type(None)):
-        try:
-            return _convert_one(value, member)
-        except (TypeError, ValueError) as exc:
-            errors.append(str(exc))
-    raise ValueError("; ".join(errors) or f"{value!r} is not None")
-
-
-def _convert_one(value: Any, kind: type) -> Any:
-    if kind is bool:
-        if isinstance(value, bool):
-            return value
-        word = str(value).strip().lower()
-        if word in TRUE_WORDS + FALSE_WORDS:
-            return word in TRUE_WORDS
-        raise ValueError(f"expected one of {TRUE_WORDS + FALSE_WORDS}")
-    if kind is int:
-        if isinstance(value, bool):
-            raise ValueError("a boolean is not an integer")
-        if isinstance(value, float):
-            if not value.is_integer():
-                raise ValueError("not a whole number")
-            return int(value)
-        return int(str(value).strip())
-    if kind is float:
-        if isinstance(value, bool):
-            raise ValueError("a boolean is not a number")
-        return float(value)
-    if kind is str:
-        return str(value)
-    raise TypeError(f"settings fields of type {kind!r} need a parse function (field metadata {PARSE!r})")
-
 
 TEXT_ANSWER_PROTOCOLS = frozenset({"direct", "generate_then_answer"})
 """Protocols whose result lmms-eval's own tasks read as plain text (its GtA models return the stage-2 answer)."""
@@ -257,18 +70,6 @@ def lmms_eval_response(record: UnifiedOutput) -> str:
         return clean_text(record.text)
     paths = [str(Path(record.root) / path) for path in [*record.images, *record.video_frames]]
     return json.dumps({"text": clean_text(record.text), "images": paths}, ensure_ascii=False)
-
-
-@dataclass(frozen=True)
-class RequestInfo:
-    """The request being served (instruments such as the oracle read their document through it)."""
-
-    task: str
-    split: str
-    doc_id: Any
-    options: dict[str, Any]
-    index: int = 0
-    """Position of the request in the list lmms-eval passed."""
 
 
 class UnifiedModel(lmms):
@@ -454,9 +255,7 @@ class UnifiedModel(lmms):
         """Whether ``generate_image_batch`` is a real batched call (an adapter override)."""
         return type(self).generate_image_batch is not UnifiedModel.generate_image_batch
 
-    def generate_image_batch(
-        self, batch: list[tuple[str, list[Image.Image], dict[str, Any]]]
-    ) -> list[Image.Image]:
+    def generate_image_batch(self, batch: list[tuple[str, list[Image.Image], dict[str, Any]]]) -> list[Image.Image]:
         """Images for several ``(prompt, images, decoding)`` requests, each with its own decoding parameters
         (seed included): an override must return what one-by-one ``generate_image`` calls would."""
         return [self.generate_image(prompt, images, **decoding) for prompt, images, decoding in batch]
@@ -479,12 +278,5 @@ class UnifiedModel(lmms):
             inputs = visuals_fingerprint(doc_to_visual(self.task_dict[task][split][doc_id]))
         except Exception as exc:  # noqa: BLE001 - the protocol run records the failure; never resume it
             inputs = f"unreadable: {type(exc).__name__}: {exc}"
-        payload = json.dumps(
-            [self.model_args, ctx, dict(gen_kwargs or {}), inputs], sort_keys=True, default=str
-        )
+        payload = json.dumps([self.model_args, ctx, dict(gen_kwargs or {}), inputs], sort_keys=True, default=str)
         return hashlib.sha256(payload.encode()).hexdigest()
-
-
-UNDERSTANDING_ONLY = frozenset({UNDERSTAND})
-UNDERSTAND_AND_GENERATE = frozenset({UNDERSTAND, GENERATE_IMAGE})
-ALL_PRIMITIVES = frozenset({UNDERSTAND, GENERATE_IMAGE, GENERATE_VIDEO})

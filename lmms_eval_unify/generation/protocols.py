@@ -12,18 +12,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from PIL import Image
 
+from lmms_eval_unify.generation.primitives import GENERATE_IMAGE, GENERATE_VIDEO, UNDERSTAND, Primitives
 from lmms_eval_unify.output.record import Step, UnifiedOutput
-
-if TYPE_CHECKING:
-    from lmms_eval_unify.generation.model import UnifiedModel
-
-UNDERSTAND, GENERATE_IMAGE, GENERATE_VIDEO = "understand", "generate_image", "generate_video"
-UNDERSTAND_VIDEO = "understand_video"
-"""Capability: ``understand`` accepts ``lmms_eval_unify.generation.visuals.Video`` inputs (others get sampled frames)."""
 
 PROTOCOL_KEYS = frozenset(
     {
@@ -75,7 +69,7 @@ the record. Written as plain sequential code, it lets the engine advance many re
 class ProtocolRun:
     """One request being served: its inputs, options, decoding parameters, saved images and timings."""
 
-    model: UnifiedModel
+    model: Primitives
     task: str
     doc_id: Any
     prompt: str
@@ -124,7 +118,8 @@ def split_generate_then_answer_prompt(prompt: str, options: dict[str, Any]) -> t
 def generate_then_answer(run: ProtocolRun) -> Protocol:
     """Stage 1: input images + generation prompt -> image. Stage 2: question + inputs + that image -> answer.
 
-    Stage 1 sees every input image unless ``gen_inputs: first`` (what one benchmark's released code does; its tasks opt in).
+    Stage 1 sees every input image unless ``gen_inputs: first`` (what one benchmark's released code does; its
+    tasks opt in).
     """
     gen_prompt, question = split_generate_then_answer_prompt(run.prompt, run.options)
     gen_images = run.images[:1] if run.options.get("gen_inputs", "all") == "first" else run.images
@@ -171,9 +166,7 @@ def _visual_chain(run: ProtocolRun, final_answer: bool) -> Protocol:
         history_images.append(image)
     images = [s.image for s in steps if s.image]
     if not final_answer:
-        return UnifiedOutput(
-            "visual_cot_steps", text=steps[-1].text if steps else "", images=images, steps=steps
-        )
+        return UnifiedOutput("visual_cot_steps", text=steps[-1].text if steps else "", images=images, steps=steps)
     final_prompt = str(options.get("final_prompt", "Now give your final answer."))
     prompt = f"{transcript}\n\n{final_prompt}"
     text = yield Call(UNDERSTAND, prompt, list(history_images), Phase("final", len(images)))
@@ -211,9 +204,7 @@ PROTOCOLS: dict[str, ProtocolSpec] = {
     "image_only": ProtocolSpec(image_only, frozenset({GENERATE_IMAGE})),
     "generate_then_answer": ProtocolSpec(generate_then_answer, frozenset({UNDERSTAND, GENERATE_IMAGE})),
     "visual_cot_steps": ProtocolSpec(visual_cot_steps, frozenset({UNDERSTAND, GENERATE_IMAGE})),
-    "image_sequence_then_answer": ProtocolSpec(
-        image_sequence_then_answer, frozenset({UNDERSTAND, GENERATE_IMAGE})
-    ),
+    "image_sequence_then_answer": ProtocolSpec(image_sequence_then_answer, frozenset({UNDERSTAND, GENERATE_IMAGE})),
     "video": ProtocolSpec(video, frozenset({GENERATE_VIDEO})),
 }
 

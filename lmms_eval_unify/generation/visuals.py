@@ -112,11 +112,7 @@ def visuals_fingerprint(visuals: Any) -> str:
         elif isinstance(item, dict) and item.get("bytes"):
             digest.update(b"bytes:" + bytes(item["bytes"]))
         elif isinstance(item, (dict, Video, str, Path)):
-            path = (
-                item.get("video") or item.get("path")
-                if isinstance(item, dict)
-                else getattr(item, "path", item)
-            )
+            path = item.get("video") or item.get("path") if isinstance(item, dict) else getattr(item, "path", item)
             try:
                 stat = Path(path).stat()
                 digest.update(f"file:{path}:{stat.st_size}:{stat.st_mtime_ns}".encode())

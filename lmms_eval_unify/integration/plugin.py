@@ -3,19 +3,27 @@
 lmms-eval runs the callables of the ``lmms_eval.models`` entry-point group when ``lmms_eval.models`` is
 imported, which happens before the CLI builds its ``TaskManager``. :func:`manifests` uses that moment to
 make ``TaskManager`` index our ``tasks/`` folder *after* lmms-eval's own, so our task and group names
-(those of ``lmms_eval_unify.benchmarks.BENCHMARKS``) take precedence over the built-in ones of the same name. The first index build
-also installs the run hooks (preflight, run status, exit code: ``lmms_eval_unify.integration.run_hooks``).
+(those of ``lmms_eval_unify.benchmarks.BENCHMARKS``) take precedence over the built-in ones of the same name.
+The first index build also installs the run hooks (preflight, run status, exit code:
+``lmms_eval_unify.integration.run_hooks``).
+
+lmms-eval stops loading model plugins at the first one that fails, so :func:`manifests` also loads every
+other plugin on its own and names each broken one (``lmms_eval_unify.integration.broken_plugins``); a broken
+plugin that lmms-eval reaches before ours hides our models, which only ``lmms-eval-unify doctor`` can say.
 """
 
 from __future__ import annotations
 
-import importlib.util
 from importlib import metadata
-from pathlib import Path
 
 from loguru import logger
 
+from lmms_eval_unify.integration.broken_plugins import find_broken_plugins
+from lmms_eval_unify.integration.paths import tasks_path
+
 SUPPORTED_LMMS_EVAL = "0.7.3"
+ENTRY_POINT = f"{__name__}:manifests"
+"""Our entry point of the ``lmms_eval.models`` group (``pyproject.toml``)."""
 
 MODELS = {
     "unify_random": "lmms_eval_unify.model_adapters.baselines.UnifyRandom",
@@ -37,17 +45,8 @@ class UnsupportedLmmsEvalError(RuntimeError):
     """lmms-eval's internals are not the shape this plugin was written against."""
 
 
-def tasks_path() -> Path:
-    """Folder holding every task YAML of this plugin (usable with ``--include_path``).
-
-    Found through the import system, so it is right for wheel installs (``lmms_eval_unify/tasks``) and
-    editable installs (the repository's top-level ``tasks/`` mapped onto ``lmms_eval_unify.tasks``).
-    """
-    spec = importlib.util.find_spec("lmms_eval_unify.tasks")
-    return Path(next(iter(spec.submodule_search_locations))).resolve()
-
-
-def _version_hint() -> str:
+def version_hint() -> str:
+    """The lmms-eval version this plugin supports, and the one installed."""
     try:
         found = metadata.version("lmms-eval")
     except metadata.PackageNotFoundError:
@@ -60,14 +59,10 @@ def install_task_index() -> None:
     try:
         from lmms_eval.tasks import TaskManager
     except ImportError as exc:
-        raise UnsupportedLmmsEvalError(
-            f"{_version_hint()}: cannot import lmms_eval.tasks.TaskManager"
-        ) from exc
+        raise UnsupportedLmmsEvalError(f"{version_hint()}: cannot import lmms_eval.tasks.TaskManager") from exc
     original = getattr(TaskManager, "initialize_tasks", None)
     if original is None or not hasattr(TaskManager, "_get_task_and_group"):
-        raise UnsupportedLmmsEvalError(
-            f"{_version_hint()}: TaskManager has no initialize_tasks/_get_task_and_group"
-        )
+        raise UnsupportedLmmsEvalError(f"{version_hint()}: TaskManager has no initialize_tasks/_get_task_and_group")
     if getattr(original, _PATCH_MARK, False):
         return
 
@@ -78,9 +73,7 @@ def install_task_index() -> None:
         index = original(self, include_path=include_path, include_defaults=include_defaults)
         ours = self._get_task_and_group(str(tasks_path()))
         overridden = sorted(
-            name
-            for name in ours
-            if name in index and index[name].get("yaml_path") != ours[name].get("yaml_path")
+            name for name in ours if name in index and index[name].get("yaml_path") != ours[name].get("yaml_path")
         )
         if overridden:
             logger.info("lmms-eval-unify: our definitions replace built-in {}", ", ".join(overridden))
@@ -99,6 +92,13 @@ def manifests() -> list:
         install_task_index()
     except (ImportError, UnsupportedLmmsEvalError) as exc:
         # lmms-eval swallows exceptions raised here into one vague log line: say what is wrong ourselves.
-        logger.error("{} — {}", _version_hint(), exc)
+        logger.error("{} — {}", version_hint(), exc)
         return []
+    for plugin in find_broken_plugins(ENTRY_POINT):
+        logger.warning(
+            "lmms-eval-unify: {}. lmms-eval stops loading model plugins at the first that fails, so the "
+            "models of every plugin after it are missing. Fix: {}. `lmms-eval-unify doctor` checks them all.",
+            plugin.describe(),
+            plugin.fix(),
+        )
     return [ModelManifest(model_id=name, simple_class_path=path) for name, path in MODELS.items()]

@@ -15,6 +15,8 @@ from typing import Any
 
 from loguru import logger
 
+from lmms_eval_unify.integration.paths import tasks_path
+
 SKIP_ENV = "LMMS_EVAL_UNIFY_SKIP_PREFLIGHT"
 PING_TIMEOUT_S = 60.0
 
@@ -44,8 +46,6 @@ def skip_requested() -> bool:
 # ---- which of the requested tasks are ours, and their configs --------------------------------------------
 def leaf_task_configs(task_manager: Any, names: Iterable[Any]) -> dict[str, dict]:
     """The full YAML configs of the plugin's leaf tasks among ``names`` (groups expanded, others skipped)."""
-    from lmms_eval_unify.integration.plugin import tasks_path
-
     ours = tasks_path()
     configs: dict[str, dict] = {}
 
@@ -127,9 +127,7 @@ def _check_parquet(path: str) -> None:
 def _check_hub_dataset(config: dict) -> None:
     import datasets
 
-    kwargs = {
-        k: v for k, v in (config.get("dataset_kwargs") or {}).items() if k in ("data_files", "revision")
-    }
+    kwargs = {k: v for k, v in (config.get("dataset_kwargs") or {}).items() if k in ("data_files", "revision")}
     datasets.load_dataset_builder(config["dataset_path"], config.get("dataset_name"), **kwargs)
 
 
@@ -212,9 +210,7 @@ def weight_problems(configs: dict[str, dict]) -> list[Problem]:
             for metric_config in config["class"].metric_configs(config):
                 needed.setdefault(metric_config, []).append(task)
         except Exception as exc:  # noqa: BLE001 - malformed metric settings
-            problems.append(
-                Problem("weights", f"invalid metric settings: {exc}", (task,), "see docs/metrics.md")
-            )
+            problems.append(Problem("weights", f"invalid metric settings: {exc}", (task,), "see docs/metrics.md"))
     for metric_config, tasks in needed.items():
         try:
             locate_weights(metric_config)
@@ -236,9 +232,7 @@ def run_preflight(task_manager: Any, names: Iterable[Any], ping_judges: bool = T
     configs = leaf_task_configs(task_manager, names)
     if not configs:
         return []
-    logger.info(
-        "lmms-eval-unify preflight: checking data, judges and metric weights of {} task(s)", len(configs)
-    )
+    logger.info("lmms-eval-unify preflight: checking data, judges and metric weights of {} task(s)", len(configs))
     return [*data_problems(configs), *judge_problems(configs, ping_judges), *weight_problems(configs)]
 
 

@@ -103,9 +103,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("run_dirs", nargs="+", type=Path, help="--output_path folders of earlier runs")
     parser.add_argument("--tasks", help="score only these tasks/groups (default: the run's --tasks)")
     parser.add_argument("--out", type=Path, help="where to write the new results (default RUN_DIR/scored)")
-    parser.add_argument(
-        "--media", action="append", default=[], help="extra folder holding the run's images (if moved)"
-    )
+    parser.add_argument("--media", action="append", default=[], help="extra folder holding the run's images (if moved)")
     args = parser.parse_args(argv)
     status = 0
     for run_dir in args.run_dirs:

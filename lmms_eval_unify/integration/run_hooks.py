@@ -9,7 +9,10 @@ lmms-eval's CLI calls ``lmms_eval.evaluator.simple_evaluate(..., cli_args=args)`
    listing before anything is generated (``LMMS_EVAL_UNIFY_SKIP_PREFLIGHT=1`` skips it);
 3. the outcome of every task is recorded; at exit one summary line is printed, and a CLI run whose model could
    not be built, whose tasks raised, or whose tasks produced no valid result exits with status 1 (2 when the
-   preflight stopped it). lmms-eval itself exits 0 in all these cases.
+   preflight stopped it). lmms-eval itself exits 0 in all these cases;
+4. the paper-level scores of every benchmark run are added to the results, per benchmark group
+   (:mod:`lmms_eval_unify.integration.paper_scores`), from the run's samples: a run that did not ask for
+   samples (``--log_samples``) is run with them and they are removed again before lmms-eval sees the results.
 
 lmms-eval catches every exception of an evaluation and returns normally, so the exit code is set by an
 ``atexit`` handler that ends the process with ``os._exit`` after flushing output, once all results are saved.
@@ -29,6 +32,7 @@ from typing import Any
 from loguru import logger
 
 from lmms_eval_unify.integration import run_status
+from lmms_eval_unify.integration.paper_scores import add_paper_scores
 from lmms_eval_unify.integration.preflight import PreflightError, render, run_preflight, skip_requested
 from lmms_eval_unify.integration.run_context import RunContext, set_current
 
@@ -91,6 +95,9 @@ def _simple_evaluate(original: Any, *args: Any, **kwargs: Any) -> Any:
                     raise SystemExit(EXIT_PREFLIGHT)
                 raise PreflightError(render(problems))
     status.requested = sorted(configs)
+    samples_asked = bool(kwargs.get("log_samples", True))  # lmms-eval's default logs them
+    if configs and not args:  # keyword calls only (lmms-eval deprecates positional ones; its CLI uses keywords)
+        kwargs = {**kwargs, "log_samples": True}  # the paper scores are computed from the samples
     try:
         results = original(*args, **kwargs)
     except Exception as exc:
@@ -100,9 +107,31 @@ def _simple_evaluate(original: Any, *args: Any, **kwargs: Any) -> Any:
         raise
     if results is not None:
         record_outcome(status, results)
+        try:
+            if configs and _is_main_process() and not kwargs.get("predict_only"):
+                add_paper_scores(results, _recorded_model_name(kwargs.get("evaluation_tracker")))
+        finally:
+            if not samples_asked:
+                drop_unasked_samples(results, bool(kwargs.get("baseline")))
     if cli_args is not None and not status.ok:
         _exit_code = EXIT_FAILED
     return results
+
+
+def drop_unasked_samples(results: dict, baseline: bool) -> None:
+    """Remove the samples a run did not ask for, and what lmms-eval 0.7.3's ``simple_evaluate`` derives from
+    them only when they are there: the ``efficiency`` summary and, with ``--baseline``, the ``paired_*``
+    comparison of each task."""
+    results.pop("samples", None)
+    results.pop("efficiency", None)
+    for metrics in results.get("results", {}).values() if baseline else ():
+        for key in [k for k in metrics if k.startswith("paired_")]:
+            del metrics[key]
+
+
+def _recorded_model_name(evaluation_tracker: Any) -> str | None:
+    """The model name lmms-eval writes as ``model_name`` in the results file (from ``--model_args``)."""
+    return getattr(getattr(evaluation_tracker, "general_config_tracker", None), "model_name", None)
 
 
 def record_outcome(status: run_status.RunStatus, results: dict) -> None:

@@ -58,9 +58,7 @@ def local_data_files(metadata: dict | None, dataset_name: str | None, split: str
     return {split: str(path)}
 
 
-_process_results_once = getattr(
-    ConfigurableTask.process_results, "__wrapped__", ConfigurableTask.process_results
-)
+_process_results_once = getattr(ConfigurableTask.process_results, "__wrapped__", ConfigurableTask.process_results)
 """lmms-eval's ``process_results`` without its tenacity retry (5 tries, 2 s apart, per sample): our scorers
 are deterministic, so a retry only multiplies the time a failing scorer costs."""
 
@@ -85,9 +83,7 @@ def _guarded_aggregation(task: str, aggregate: Callable) -> Callable:
         try:
             return aggregate(items, **kwargs)
         except Exception as exc:  # noqa: BLE001 - one task's broken aggregate must not lose the others
-            reason = (
-                f"aggregation {getattr(aggregate, '__name__', aggregate)} raised {type(exc).__name__}: {exc}"
-            )
+            reason = f"aggregation {getattr(aggregate, '__name__', aggregate)} raised {type(exc).__name__}: {exc}"
             logger.error("{}: {}", task, reason)
             run_status.status().task_failed(task, reason)
             return run_status.FAILED
@@ -169,8 +165,7 @@ class UnifyTask(ConfigurableTask):
 
     def aggregation(self) -> dict[str, Callable]:
         return {
-            name: _guarded_aggregation(self.config.task, aggregate)
-            for name, aggregate in super().aggregation().items()
+            name: _guarded_aggregation(self.config.task, aggregate) for name, aggregate in super().aggregation().items()
         }
 
     def check_judges(self) -> None:

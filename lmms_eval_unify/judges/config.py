@@ -84,9 +84,7 @@ def resolve_endpoint(config: JudgeConfig, default_model: str | None) -> Endpoint
         )
     model = config.model or os.environ.get(ENV_MODEL) or default_model
     if not model:
-        raise JudgeNotConfiguredError(
-            f"No judge model: set {ENV_MODEL} or the task's judge `model` override."
-        )
+        raise JudgeNotConfiguredError(f"No judge model: set {ENV_MODEL} or the task's judge `model` override.")
     if config.api_key is not None:
         key = config.api_key
     elif config.api_key_env:

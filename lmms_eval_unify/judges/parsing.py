@@ -61,9 +61,7 @@ class FieldSpec:
                 return 0
             raise ValueError(f"{self.name}: {value!r} is not a binary verdict")
         number = _as_int(value)
-        if (self.minimum is not None and number < self.minimum) or (
-            self.maximum is not None and number > self.maximum
-        ):
+        if (self.minimum is not None and number < self.minimum) or (self.maximum is not None and number > self.maximum):
             raise ValueError(f"{self.name}: {number} outside [{self.minimum}, {self.maximum}]")
         return number
 

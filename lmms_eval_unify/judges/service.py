@@ -74,16 +74,12 @@ _stats: dict[str, Counter[str]] = {}
 
 
 def _client(base_url: str, api_key: str | None, config: JudgeConfig) -> ChatClient:
-    retry = RetryPolicy(
-        config.max_retries, config.backoff_base_s, config.backoff_max_s, config.retry_after_max_s
-    )
+    retry = RetryPolicy(config.max_retries, config.backoff_base_s, config.backoff_max_s, config.retry_after_max_s)
     concurrency, timeout = resolve_concurrency(config), resolve_timeout(config)
     ident = (base_url, api_key, concurrency, timeout, retry)
     with _lock:
         if ident not in _clients:
-            _clients[ident] = ChatClient(
-                base_url, api_key, timeout_s=timeout, max_concurrency=concurrency, retry=retry
-            )
+            _clients[ident] = ChatClient(base_url, api_key, timeout_s=timeout, max_concurrency=concurrency, retry=retry)
         return _clients[ident]
 
 
@@ -205,9 +201,7 @@ def judge(
                 replies = _converse(client, endpoint.model, rendered, params, followup)
             except JudgeRequestError as exc:
                 _count(label, judgements=1, failed=1)
-                return JudgeResult(
-                    template_id, template.version, endpoint.model, FAILED, {}, "", str(exc), False
-                )
+                return JudgeResult(template_id, template.version, endpoint.model, FAILED, {}, "", str(exc), False)
             cache.put(key, template.key, endpoint.model, replies)
     outcome = parse_reply(replies[-1], template.outputs)
     status = OK if outcome.valid else INVALID
@@ -243,9 +237,7 @@ def judge_many(
     results: list[JudgeResult | None] = [None] * len(requests)
     with ThreadPoolExecutor(max_workers=resolve_concurrency(cfg)) as pool:
         futures = {
-            pool.submit(
-                judge, r.template_id, variables=r.variables, images=r.images, config=cfg, task=task
-            ): i
+            pool.submit(judge, r.template_id, variables=r.variables, images=r.images, config=cfg, task=task): i
             for i, r in enumerate(requests)
         }
         bar = tqdm(total=len(futures), desc=f"judge {task or 'batch'}", disable=not progress, leave=False)

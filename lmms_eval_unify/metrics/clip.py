@@ -95,9 +95,7 @@ def pretrained_source(config: MetricConfig) -> str:
     explicit = config.weights if config.weights and os.path.exists(config.weights) else env_value(env_name)
     if explicit:
         if not os.path.exists(explicit):
-            raise MissingWeightsError(
-                config.backbone, [explicit], ENV_PREFIX + env_name, "The file does not exist."
-            )
+            raise MissingWeightsError(config.backbone, [explicit], ENV_PREFIX + env_name, "The file does not exist.")
         return explicit
     import open_clip
     from huggingface_hub import constants, try_to_load_from_cache
@@ -105,9 +103,7 @@ def pretrained_source(config: MetricConfig) -> str:
     tag = config.weights or "openai"
     hf_repo = (open_clip.get_pretrained_cfg(config.backbone, tag).get("hf_hub") or "").strip("/")
     for filename in _HF_WEIGHT_FILES:
-        cached = (
-            try_to_load_from_cache(hf_repo, filename, cache_dir=constants.HF_HUB_CACHE) if hf_repo else None
-        )
+        cached = try_to_load_from_cache(hf_repo, filename, cache_dir=constants.HF_HUB_CACHE) if hf_repo else None
         if isinstance(cached, str):
             return cached
     if env_value("ALLOW_DOWNLOADS") == "1":
@@ -135,9 +131,7 @@ def _build_clip_model(config: MetricConfig) -> torch.nn.Module:
             if config.backbone == TINY_BACKBONE:
                 return open_clip.create_model("ViT-B-32", pretrained=None, **_TINY_CLIP_KWARGS)
             return open_clip.create_model(config.backbone, pretrained=None)
-    return open_clip.create_model(
-        config.backbone, pretrained=pretrained_source(config), require_pretrained=True
-    )
+    return open_clip.create_model(config.backbone, pretrained=pretrained_source(config), require_pretrained=True)
 
 
 def load_clip(config: MetricConfig) -> ClipBackbone:

@@ -75,9 +75,7 @@ class MetricConfig:
 
     def __post_init__(self) -> None:
         if self.family not in DEFAULT_BACKBONES:
-            raise ValueError(
-                f"unknown metric family {self.family!r}; expected one of {sorted(DEFAULT_BACKBONES)}"
-            )
+            raise ValueError(f"unknown metric family {self.family!r}; expected one of {sorted(DEFAULT_BACKBONES)}")
         check_variant(self.variant)
         if self.dtype not in _AUTOCAST_DTYPES:
             raise ValueError(f"unknown dtype {self.dtype!r}; expected one of {sorted(_AUTOCAST_DTYPES)}")

@@ -15,11 +15,7 @@ def gather_variable_length(values: torch.Tensor) -> torch.Tensor:
     so no sample is counted twice). Returns `values` unchanged when not distributed."""
     if not is_distributed():
         return values
-    device = (
-        torch.device("cuda", torch.cuda.current_device())
-        if dist.get_backend() == "nccl"
-        else torch.device("cpu")
-    )
+    device = torch.device("cuda", torch.cuda.current_device()) if dist.get_backend() == "nccl" else torch.device("cpu")
     local = values.detach().to(device)
     lengths = [torch.zeros(1, dtype=torch.long, device=device) for _ in range(dist.get_world_size())]
     dist.all_gather(lengths, torch.tensor([local.numel()], device=device))

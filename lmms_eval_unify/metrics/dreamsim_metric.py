@@ -23,9 +23,7 @@ DREAMSIM_IMAGE_SIZE = 224
 JIGSAW_PENALTY_DISTANCE = 1.0
 _ENV_NAME = "DREAMSIM_DIR"
 # "clip_vitl14" reads its architecture from the checkpoint's kwargs, so tests build it from a tiny file.
-_EXTRA_TYPES = {
-    "clip_vitl14": {"feat_type": "embedding", "model_type": "clip_vitl14", "stride": "14", "lora": True}
-}
+_EXTRA_TYPES = {"clip_vitl14": {"feat_type": "embedding", "model_type": "clip_vitl14", "stride": "14", "lora": True}}
 _BACKBONE_FILES = {
     "dino_vitb16": [
         "dino_vitb16_pretrain.pth",
@@ -80,9 +78,7 @@ def weights_dir(config: MetricConfig) -> str:
     """The folder holding every file DreamSim ``config.backbone`` needs (``MissingWeightsError`` if none)."""
     model_types = _model_settings(config.backbone)["model_type"].split(",")
     lora_dir = _lora_dir_name(config.backbone, model_types)
-    required = [f"{lora_dir}/adapter_config.json"] + [
-        f for m in model_types for f in _BACKBONE_FILES.get(m, [])
-    ]
+    required = [f"{lora_dir}/adapter_config.json"] + [f for m in model_types for f in _BACKBONE_FILES.get(m, [])]
     return _weights_dir(config, required)
 
 
@@ -109,20 +105,14 @@ def load_dreamsim(config: MetricConfig) -> ImageEncoder:
         model = PerceptualModel(**settings, device=device, load_dir=directory, normalize_embeds=True)
     with open(os.path.join(directory, lora_dir, "adapter_config.json")) as f:
         adapter = json.load(f)
-    lora = LoraConfig(
-        **{k: adapter[k] for k in ("r", "lora_alpha", "lora_dropout", "bias", "target_modules")}
-    )
+    lora = LoraConfig(**{k: adapter[k] for k in ("r", "lora_alpha", "lora_dropout", "bias", "target_modules")})
     # dreamsim's own double wrapping (reproduced here) triggers peft's "multiple adapters" warning
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Already found a `peft_config`", category=UserWarning)
         model = get_peft_model(model, lora)
-        model = PeftModel.from_pretrained(model.base_model.model, os.path.join(directory, lora_dir)).to(
-            device
-        )
+        model = PeftModel.from_pretrained(model.base_model.model, os.path.join(directory, lora_dir)).to(device)
     model.eval().requires_grad_(False)
-    transform = ImageTransform(
-        size=DREAMSIM_IMAGE_SIZE, resize_mode="squash", interpolation=InterpolationMode.BICUBIC
-    )
+    transform = ImageTransform(size=DREAMSIM_IMAGE_SIZE, resize_mode="squash", interpolation=InterpolationMode.BICUBIC)
 
     def embed(batch: torch.Tensor) -> torch.Tensor:
         return model.embed(batch.clamp(0.0, 1.0))
@@ -159,9 +149,7 @@ def jigsaw_dreamsim_score(
     (d0 + d1) / 2. A wrong image count or an unreadable image gives the penalty distance 1.0."""
     if len(generated) != len(references):
         raise ValueError("jigsaw_dreamsim_score needs one reference pair per item")
-    get_backbone(
-        as_config("dreamsim", config), load_dreamsim
-    )  # a missing checkpoint must raise, not penalise
+    get_backbone(as_config("dreamsim", config), load_dreamsim)  # a missing checkpoint must raise, not penalise
     valid = [i for i, images in enumerate(generated) if images is not None and len(images) == 2]
     distances: list[float | None] = [None] * len(generated)
     try:

@@ -45,9 +45,7 @@ class EmbeddingCache:
     def __len__(self) -> int:
         return len(self._entries)
 
-    def get_or_compute(
-        self, keys: Sequence[str], compute: Callable[[list[int]], torch.Tensor]
-    ) -> torch.Tensor:
+    def get_or_compute(self, keys: Sequence[str], compute: Callable[[list[int]], torch.Tensor]) -> torch.Tensor:
         """Embeddings [N, D] for `keys`; `compute(indices)` embeds the first occurrence of each missing key."""
         with self._lock:
             found = {k: self._entries[k] for k in keys if k in self._entries}
@@ -75,9 +73,7 @@ def unique_image_items(images: Sequence[ImageInput]) -> list[ImageItem]:
     first_of: dict[tuple[str, object], ImageInput] = {}
     references = []
     for image in images:
-        reference = (
-            ("path", os.fspath(image)) if isinstance(image, str | os.PathLike) else ("object", id(image))
-        )
+        reference = ("path", os.fspath(image)) if isinstance(image, str | os.PathLike) else ("object", id(image))
         first_of.setdefault(reference, image)
         references.append(reference)
     by_reference = dict(zip(first_of, parallel_map(image_item, first_of.values()), strict=True))

@@ -88,9 +88,7 @@ def checkpoint_path(config: MetricConfig) -> str:
     return find_weights_file(config, env, [torch_hub_checkpoint(filename)], f"It is {source}: {filename}.")
 
 
-def _torchvision_trunk(
-    config: MetricConfig, build: Callable[..., nn.Module], **build_kwargs: Any
-) -> nn.Module:
+def _torchvision_trunk(config: MetricConfig, build: Callable[..., nn.Module], **build_kwargs: Any) -> nn.Module:
     with seeded_random_init():
         model = build(weights=None, **build_kwargs)
     if not config.random_weights:
@@ -119,9 +117,7 @@ def _tf_inception_features(config: MetricConfig) -> Callable[[torch.Tensor], tor
     from torchmetrics.image.fid import NoTrainInceptionV3  # needs torch-fidelity
 
     path = checkpoint_path(config)
-    net = NoTrainInceptionV3(
-        "inception-v3-compat", ["2048"], feature_extractor_weights_path=path, antialias=False
-    )
+    net = NoTrainInceptionV3("inception-v3-compat", ["2048"], feature_extractor_weights_path=path, antialias=False)
     net = net.to(config.torch_device)
     # The transform hands over [0,1] floats of the original size; torch-fidelity wants the uint8 pixels back.
     return lambda batch: net((batch * 255.0).round().to(torch.uint8)).float()
@@ -172,9 +168,7 @@ def _official_or_set(
         if distributed:
             per_sample = gather_variable_length(per_sample)
         value = float(per_sample.mean())
-        return DistanceResult(
-            value, variant, config.backbone, per_sample.numel(), per_sample.numel(), per_sample
-        )
+        return DistanceResult(value, variant, config.backbone, per_sample.numel(), per_sample.numel(), per_sample)
     stats_real, stats_generated = (
         FeatureStatistics.from_features(real),
         FeatureStatistics.from_features(generated),

@@ -35,9 +35,7 @@ class FeatureStatistics:
         if not is_distributed():
             return self
         device = torch.device("cuda", torch.cuda.current_device()) if dist.get_backend() == "nccl" else "cpu"
-        packed = torch.cat(
-            [torch.tensor([float(self.count)], dtype=torch.float64), self.total, self.outer.flatten()]
-        )
+        packed = torch.cat([torch.tensor([float(self.count)], dtype=torch.float64), self.total, self.outer.flatten()])
         packed = packed.to(device)
         dist.all_reduce(packed)
         packed = packed.cpu()
@@ -57,9 +55,7 @@ class FeatureStatistics:
         return (self.outer - self.count * torch.outer(mean, mean)) / (self.count - 1)
 
 
-def frechet_distance(
-    mean_a: torch.Tensor, cov_a: torch.Tensor, mean_b: torch.Tensor, cov_b: torch.Tensor
-) -> float:
+def frechet_distance(mean_a: torch.Tensor, cov_a: torch.Tensor, mean_b: torch.Tensor, cov_b: torch.Tensor) -> float:
     """||mu_a - mu_b||^2 + tr(S_a) + tr(S_b) - 2 tr((S_a S_b)^{1/2}) in float64.
 
     tr((S_a S_b)^{1/2}) is the sum of square roots of the eigenvalues of S_a S_b (real and >= 0 in exact

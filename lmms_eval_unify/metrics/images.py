@@ -69,9 +69,7 @@ def _digest(*parts: bytes) -> str:
 
 def _rgb_uint8(tensor: torch.Tensor) -> torch.Tensor:
     if tensor.dtype != torch.uint8 or tensor.ndim != 3 or tensor.shape[0] not in (1, 3, 4):
-        raise ValueError(
-            f"expected a uint8 tensor [C,H,W] with C in (1,3,4), got {tensor.dtype} {tuple(tensor.shape)}"
-        )
+        raise ValueError(f"expected a uint8 tensor [C,H,W] with C in (1,3,4), got {tensor.dtype} {tuple(tensor.shape)}")
     if tensor.shape[0] == 1:
         return tensor.expand(3, -1, -1)
     return tensor[:3]
@@ -88,14 +86,10 @@ def image_item(image: ImageInput) -> ImageItem:
     elif isinstance(image, torch.Tensor):
         pixels = _rgb_uint8(image)
     else:
-        raise TypeError(
-            f"unsupported image input {type(image).__name__}; expected PIL image, path or uint8 tensor"
-        )
+        raise TypeError(f"unsupported image input {type(image).__name__}; expected PIL image, path or uint8 tensor")
     pixels = pixels.contiguous()
     cpu = pixels.cpu()
-    return ImageItem(
-        key="px:" + _digest(str(tuple(cpu.shape)).encode(), cpu.numpy().tobytes()), pixels=pixels
-    )
+    return ImageItem(key="px:" + _digest(str(tuple(cpu.shape)).encode(), cpu.numpy().tobytes()), pixels=pixels)
 
 
 def _pil_to_array(image: Image.Image) -> np.ndarray:
@@ -131,9 +125,7 @@ def _host_pixels(item: ImageItem, pin: bool) -> torch.Tensor:
     return pixels.pin_memory() if pin and pixels.device.type == "cpu" else pixels
 
 
-def decode_items(
-    items: Sequence[ImageItem], device: torch.device, workers: int | None = None
-) -> list[torch.Tensor]:
+def decode_items(items: Sequence[ImageItem], device: torch.device, workers: int | None = None) -> list[torch.Tensor]:
     """Decode items to uint8 [3,H,W] tensors on `device`.
 
     On CUDA, JPEG files are decoded on the GPU in one call; other files are decoded by `workers` threads
@@ -141,9 +133,7 @@ def decode_items(
     """
     out: list[torch.Tensor | None] = [None] * len(items)
     gpu_jpeg = [
-        i
-        for i, it in enumerate(items)
-        if device.type == "cuda" and it.encoded and it.encoded[:2] == _JPEG_MAGIC
+        i for i, it in enumerate(items) if device.type == "cuda" and it.encoded and it.encoded[:2] == _JPEG_MAGIC
     ]
     if gpu_jpeg:
         data = [torch.frombuffer(bytearray(items[i].encoded), dtype=torch.uint8) for i in gpu_jpeg]
@@ -186,9 +176,7 @@ class ImageTransform:
             batch = TF.resize(batch, [self.size], interpolation=self.interpolation, antialias=self.antialias)
             batch = TF.center_crop(batch, [self.size, self.size])
         elif self.resize_mode == "squash":
-            batch = TF.resize(
-                batch, [self.size, self.size], interpolation=self.interpolation, antialias=self.antialias
-            )
+            batch = TF.resize(batch, [self.size, self.size], interpolation=self.interpolation, antialias=self.antialias)
         elif self.resize_mode != "none":
             raise ValueError(f"unknown resize_mode {self.resize_mode!r}")
         batch = batch.float() / 255.0 if batch.dtype == torch.uint8 else batch.float()

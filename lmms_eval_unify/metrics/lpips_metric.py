@@ -113,8 +113,7 @@ def lpips_distance(
         items = unique_image_items([*images_a[chunk.start : chunk.stop], *images_b[chunk.start : chunk.stop]])
         pixels = decode_items(items, backbone.config.torch_device)
         pairs = [
-            resize_pair_to_common_size(a, b)
-            for a, b in zip(pixels[: len(chunk)], pixels[len(chunk) :], strict=True)
+            resize_pair_to_common_size(a, b) for a, b in zip(pixels[: len(chunk)], pixels[len(chunk) :], strict=True)
         ]
         for indices, side_a in group_by_shape([a for a, _ in pairs]):
             side_b = torch.stack([pairs[i][1] for i in indices])

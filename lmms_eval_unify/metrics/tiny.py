@@ -47,9 +47,7 @@ def write_tiny_dreamsim_checkpoint(directory: str | os.PathLike, shape: str = "t
         vit.pos_drop = nn.LayerNorm(width)
         state = vit.state_dict()
         state["proj"] = torch.randn(width, projection)
-        torch.save(
-            {"kwargs": kwargs, "state_dict": state}, os.path.join(directory, "clipl14_as_dino_vitl.pth.tar")
-        )
+        torch.save({"kwargs": kwargs, "state_dict": state}, os.path.join(directory, "clipl14_as_dino_vitl.pth.tar"))
         model = PerceptualModel(
             model_type=TINY_DREAMSIM_TYPE, feat_type="embedding", stride="14", lora=True,
             load_dir=directory, device="cpu", normalize_embeds=True,
@@ -66,16 +64,10 @@ def tiny_configs(dreamsim_dir: str | os.PathLike, device: str = "cpu") -> dict[s
     """One tiny config per family (CLIP 3M params at 32 px, random-trunk LPIPS-Alex, tiny DreamSim, tiny conv
     net for FID/FVD). `dreamsim_dir` must hold `write_tiny_dreamsim_checkpoint`'s files."""
     return {
-        "clip_score": resolve_config(
-            "clip_score", backbone=TINY_BACKBONE, weights=RANDOM_WEIGHTS, device=device
-        ),
-        "clip_choice": resolve_config(
-            "clip_choice", backbone=TINY_BACKBONE, weights=RANDOM_WEIGHTS, device=device
-        ),
+        "clip_score": resolve_config("clip_score", backbone=TINY_BACKBONE, weights=RANDOM_WEIGHTS, device=device),
+        "clip_choice": resolve_config("clip_choice", backbone=TINY_BACKBONE, weights=RANDOM_WEIGHTS, device=device),
         "lpips": resolve_config("lpips", weights=RANDOM_WEIGHTS, device=device),
-        "dreamsim": resolve_config(
-            "dreamsim", backbone=TINY_DREAMSIM_TYPE, weights=str(dreamsim_dir), device=device
-        ),
+        "dreamsim": resolve_config("dreamsim", backbone=TINY_DREAMSIM_TYPE, weights=str(dreamsim_dir), device=device),
         "fid": resolve_config("fid", backbone=TINY_BACKBONE, weights=RANDOM_WEIGHTS, device=device),
         "fvd": resolve_config("fvd", backbone=TINY_BACKBONE, weights=RANDOM_WEIGHTS, device=device),
     }

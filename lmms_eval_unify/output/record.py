@@ -153,9 +153,7 @@ class ParsedOutput:
     def load_images(self, expected: int | None = None) -> list[Image.Image] | OutputFailure:
         """Decode the output images; an ``OutputFailure`` if any is missing/corrupt or the count differs."""
         if expected is not None and len(self.record.images) != expected:
-            return OutputFailure(
-                "wrong_image_count", f"expected {expected} images, got {len(self.record.images)}"
-            )
+            return OutputFailure("wrong_image_count", f"expected {expected} images, got {len(self.record.images)}")
         return load_media(self.record.root, self.record.images)
 
 
@@ -209,5 +207,3 @@ def _parse_output(raw: object) -> ParsedOutput:
     if record.error:
         return ParsedOutput(record, OutputFailure("model_error", record.error))
     return ParsedOutput(record)
-
-

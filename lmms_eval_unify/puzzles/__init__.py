@@ -1,4 +1,5 @@
-"""Procedural puzzles (Uni-MMMU maze and sliding): generators, renderers, parsers, scoring."""
+"""Puzzles shared by benchmarks (maze, sliding puzzle, 2x2 jigsaw): generators, renderers, parsers, scoring,
+task inputs and baseline answer spaces."""
 
 from lmms_eval_unify.puzzles.domain import PuzzleDomain
 from lmms_eval_unify.puzzles.maze import MazeDomain

@@ -24,11 +24,7 @@ class MovePlan:
 
     def text(self, phase: Phase) -> str:
         if phase.name == "plan":
-            return (
-                f"Next, move one step {self.moves[phase.step - 1]}."
-                if phase.step <= len(self.moves)
-                else "Done."
-            )
+            return f"Next, move one step {self.moves[phase.step - 1]}." if phase.step <= len(self.moves) else "Done."
         return f"<ANSWER_JSON>{json.dumps(list(self.moves))}</ANSWER_JSON>"
 
     def image(self, phase: Phase) -> Image.Image:
@@ -45,11 +41,7 @@ class MovePuzzleSpace:
         start = read_state(self.domain, inputs[0])
         if start is None:
             raise ValueError(f"the {self.domain.name} board of the input image could not be read")
-        moves = (
-            moves_from_field(doc[self.domain.answer_field])
-            if oracle
-            else random_walk(self.domain, start, rng)
-        )
+        moves = moves_from_field(doc[self.domain.answer_field]) if oracle else random_walk(self.domain, start, rng)
         return MovePlan(self.domain, tuple(moves), tuple(simulate(self.domain, start, moves)))
 
 

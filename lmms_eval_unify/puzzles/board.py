@@ -1,8 +1,8 @@
 """Colour-palette board reading shared by the procedural puzzles (maze, sliding).
 
-The rules follow the official Uni-MMMU evaluator: crop the board from the page by telling board colours
-from background colours, cut it into an ``n x n`` grid, give every pixel its nearest palette colour and
-classify each cell from the fractions of those colours.
+The rules follow the released puzzle evaluator (``eval_ummmu.py``): crop the board from the page by telling
+board colours from background colours, cut it into an ``n x n`` grid, give every pixel its nearest palette
+colour and classify each cell from the fractions of those colours.
 
 Every rule depends on a pixel's colour only, so a :class:`BoardReader` decides it once per distinct 24-bit
 colour (with the same float32 arithmetic as a per-pixel computation) and remembers the answer in a lookup
@@ -72,9 +72,7 @@ class BoardReader:
     written with the one value its colour determines, so concurrent fills agree.
     """
 
-    def __init__(
-        self, content: list[Rgb], background: list[Rgb], labels: list[Rgb], min_fraction: float
-    ) -> None:
+    def __init__(self, content: list[Rgb], background: list[Rgb], labels: list[Rgb], min_fraction: float) -> None:
         if len(labels) >= _UNSEEN // 2:
             raise ValueError(f"at most {_UNSEEN // 2 - 1} label colours, got {len(labels)}")
         self.content, self.background, self.labels = tuple(content), tuple(background), tuple(labels)

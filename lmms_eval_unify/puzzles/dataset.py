@@ -1,9 +1,9 @@
-"""Write generated Uni-MMMU maze/sliding sets with the published data's field names.
+"""Write generated maze/sliding sets with the released puzzle data's field names.
 
-Layout: ``<out>/uni_mmmu/<maze|sliding>/test.parquet`` (the local-data layout of ``lmms_eval_unify.integration.task``).
 Fields as in the published copies: maze ``initial_image`` + ``steps`` (JSON list), sliding
 ``initial_image`` + ``steps_words``; we also write ``id`` and, for sliding, the goal image ``final_image``
-and ``step_images``, the boards after each move (the release's step PNGs, the official variant's references).
+and ``step_images``, the boards after each move (the release's step PNGs, which its scorer compares against).
+A benchmark passes its own folder or file names (``write_puzzles`` / ``write_puzzle_set``).
 """
 
 from __future__ import annotations
@@ -58,16 +58,26 @@ def _puzzle_rows(
     return rows
 
 
-def write_uni_mmmu_puzzles(out_dir: str | Path, n_maze: int, n_sliding: int, seed: int = 0) -> list[Path]:
-    """Generate ``n_maze`` mazes and ``n_sliding`` sliding puzzles (deterministic in ``seed``)."""
-    root = Path(out_dir) / "uni_mmmu"
-    maze, sliding = MazeDomain(), SlidingDomain()
+def write_puzzle_set(domain: str, count: int, seed: int, path: str | Path) -> Path:
+    """Generate ``count`` items of the ``maze`` or ``sliding`` puzzle (deterministic in ``seed``) into the
+    parquet file ``path``."""
+    if domain == "maze":
+        rows = _puzzle_rows(MazeDomain(), generate_maze, count, seed)
+    elif domain == "sliding":
+        sliding = SlidingDomain()
+        rows = _puzzle_rows(sliding, generate_sliding, count, seed, sliding.render(SOLVED))
+    else:
+        raise ValueError(f"unknown puzzle {domain!r}; choose maze or sliding")
+    return _write_images(rows, Path(path))
+
+
+def write_puzzles(root: str | Path, n_maze: int, n_sliding: int, seed: int = 0) -> list[Path]:
+    """Generate ``n_maze`` mazes and ``n_sliding`` sliding puzzles (deterministic in ``seed``) as
+    ``<root>/maze/test.parquet`` and ``<root>/sliding/test.parquet``."""
+    root = Path(root)
     return [
-        _write_images(_puzzle_rows(maze, generate_maze, n_maze, seed), root / "maze" / "test.parquet"),
-        _write_images(
-            _puzzle_rows(sliding, generate_sliding, n_sliding, seed, sliding.render(SOLVED)),
-            root / "sliding" / "test.parquet",
-        ),
+        write_puzzle_set("maze", n_maze, seed, root / "maze" / "test.parquet"),
+        write_puzzle_set("sliding", n_sliding, seed, root / "sliding" / "test.parquet"),
     ]
 
 

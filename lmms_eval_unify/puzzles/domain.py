@@ -12,7 +12,7 @@ import random
 from collections import deque
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from PIL import Image
 
@@ -23,29 +23,38 @@ MOVES = ("up", "down", "left", "right")
 OFFSETS = {"up": (-1, 0), "down": (1, 0), "left": (0, -1), "right": (0, 1)}
 
 
-class PuzzleDomain(Protocol):
+State = TypeVar("State", bound=Hashable)
+"""A domain's state (a maze's ``MazeState``, a sliding board's tuple of tiles)."""
+
+
+class PuzzleDomain(Protocol[State]):
     """What a procedural puzzle provides to the shared generator, baselines and scorer."""
 
-    name: str
-    answer_field: str
-    length_range: tuple[int, int]
+    @property
+    def name(self) -> str: ...
 
-    def legal_moves(self, state: Hashable) -> list[str]: ...
+    @property
+    def answer_field(self) -> str: ...
 
-    def apply(self, state: Hashable, move: str) -> Hashable:
+    @property
+    def length_range(self) -> tuple[int, int]: ...
+
+    def legal_moves(self, state: State) -> list[str]: ...
+
+    def apply(self, state: State, move: str) -> State:
         """The state after ``move``; an illegal move leaves the state unchanged."""
 
-    def render(self, state: Hashable) -> Image.Image: ...
+    def render(self, state: State) -> Image.Image: ...
 
-    def grid_of(self, state: Hashable) -> Grid: ...
+    def grid_of(self, state: State) -> Grid: ...
 
     def parse_grid(self, image: Image.Image) -> Grid | None:
         """Read the board from an image; ``None`` when no board is found."""
 
-    def state_from_grid(self, grid: Grid) -> Hashable | None: ...
+    def state_from_grid(self, grid: Grid) -> State | None: ...
 
 
-def simulate(domain: PuzzleDomain, state: Hashable, moves: Sequence[str]) -> list[Hashable]:
+def simulate(domain: PuzzleDomain[State], state: State, moves: Sequence[str]) -> list[State]:
     """States after each move (the initial state excluded), as the official evaluator replays them."""
     states = []
     for move in moves:
@@ -54,7 +63,7 @@ def simulate(domain: PuzzleDomain, state: Hashable, moves: Sequence[str]) -> lis
     return states
 
 
-def read_state(domain: PuzzleDomain, image: Image.Image) -> Hashable | None:
+def read_state(domain: PuzzleDomain[State], image: Image.Image) -> State | None:
     """Parse an image straight into a state, or ``None`` if it is not a well-formed board."""
     grid = domain.parse_grid(image)
     return None if grid is None else domain.state_from_grid(grid)
@@ -70,14 +79,14 @@ class ShortestPaths:
 
 
 def shortest_paths(
-    domain: PuzzleDomain, start: Hashable, is_goal: Callable[[Hashable], bool], max_depth: int
+    domain: PuzzleDomain[State], start: State, is_goal: Callable[[State], bool], max_depth: int
 ) -> ShortestPaths | None:
     """BFS from ``start`` counting shortest paths to the nearest goal state (``None`` if none within depth)."""
     depth = {start: 0}
     count = {start: 1}
-    parent: dict[Hashable, tuple[Hashable, str]] = {}
+    parent: dict[State, tuple[State, str]] = {}
     queue = deque([start])
-    goal = None
+    goal: State | None = None
     while queue:
         state = queue.popleft()
         if is_goal(state):
@@ -112,7 +121,7 @@ def moves_from_field(value: str | Sequence[str]) -> list[str]:
     return [str(move).strip().lower() for move in moves]
 
 
-def random_walk(domain: PuzzleDomain, start: Hashable, rng: random.Random) -> list[str]:
+def random_walk(domain: PuzzleDomain[State], start: State, rng: random.Random) -> list[str]:
     """The random baseline's moves: a length uniform over ``domain.length_range``, each move uniform over the
     legal moves of the current state."""
     moves, state = [], start
@@ -123,7 +132,7 @@ def random_walk(domain: PuzzleDomain, start: Hashable, rng: random.Random) -> li
     return moves
 
 
-def random_walk_expectation(domain: PuzzleDomain, start: Hashable, truth: Sequence[str]) -> dict[str, float]:
+def random_walk_expectation(domain: PuzzleDomain[State], start: State, truth: Sequence[str]) -> dict[str, float]:
     """Exact expected metrics of the random baseline on one instance.
 
     The baseline draws a length ``L`` uniformly from ``domain.length_range`` and then ``L`` moves, each
@@ -139,7 +148,7 @@ def random_walk_expectation(domain: PuzzleDomain, start: Hashable, truth: Sequen
     for step in range(n):
         p_longer = sum(1 for length in lengths if length > step) / len(lengths)
         text_hit = 0.0
-        after_step: dict[Hashable, float] = {}
+        after_step: dict[State, float] = {}
         for state, p in distribution.items():
             legal = domain.legal_moves(state)
             for move in legal:

@@ -1,4 +1,4 @@
-"""Uni-MMMU maze navigation: 6x6 perfect mazes, official palette, renderer, parser and generator."""
+"""Maze navigation: 6x6 perfect mazes in the released data's palette, renderer, parser and generator."""
 
 from __future__ import annotations
 
@@ -172,6 +172,10 @@ def generate_maze(domain: MazeDomain, rng: random.Random) -> tuple[MazeState, tu
         floor = [(r, c) for r in range(domain.size) for c in range(domain.size) if not walls[r][c]]
         agent, goal = rng.sample(floor, 2)
         state = MazeState(walls, agent, goal)
-        found = shortest_paths(domain, state, lambda s, goal=goal: s.agent == goal, max_depth=high)
+
+        def at_goal(s: MazeState, goal: tuple[int, int] = goal) -> bool:
+            return s.agent == goal
+
+        found = shortest_paths(domain, state, at_goal, max_depth=high)
         if found is not None and found.count == 1 and low <= found.length <= high:
             return state, found.moves

@@ -1,4 +1,4 @@
-"""Uni-MMMU scoring of move-sequence puzzles (maze, sliding): text and image, step and sample accuracy."""
+"""Scoring of move-sequence puzzles (maze, sliding): text and image, step and sample accuracy."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ from typing import Any
 
 from PIL import Image
 
+from lmms_eval_unify.generation.visuals import to_pil_images
 from lmms_eval_unify.output.record import OutputFailure, parse_output
+from lmms_eval_unify.puzzles import DOMAINS
 from lmms_eval_unify.puzzles.domain import Grid, PuzzleDomain, moves_from_field, read_state, simulate
 
 ANSWER_JSON = re.compile(r"<ANSWER_JSON>\s*(\[.*?\])\s*</ANSWER_JSON>", re.IGNORECASE | re.DOTALL)
@@ -81,3 +83,9 @@ def score_move_sequence(domain: PuzzleDomain, doc: dict, raw_output: str, initia
         details["n_images"] = len(grids)
     result["details"] = details
     return result
+
+
+def score_puzzle_sample(domain: str, doc: dict, raw_output: Any) -> dict:
+    """:func:`score_move_sequence` of the ``maze`` or ``sliding`` puzzle on a document with the released data's
+    fields (``initial_image`` and the domain's answer field); never raises on model output."""
+    return score_move_sequence(DOMAINS[domain], doc, raw_output, to_pil_images(doc["initial_image"])[0])

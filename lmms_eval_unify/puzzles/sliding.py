@@ -1,4 +1,4 @@
-"""Uni-MMMU sliding puzzle: 3x3 8-puzzle in ColorBrewer Set1, red = empty; moves name the tile's direction."""
+"""Sliding puzzle: 3x3 8-puzzle in ColorBrewer Set1, red = empty; moves name the tile's direction."""
 
 from __future__ import annotations
 
@@ -70,9 +70,7 @@ class SlidingDomain:
         return tuple(board)
 
     def grid_of(self, state: SlidingState) -> Grid:
-        return tuple(
-            tuple(str(t) for t in state[r * self.size : (r + 1) * self.size]) for r in range(self.size)
-        )
+        return tuple(tuple(str(t) for t in state[r * self.size : (r + 1) * self.size]) for r in range(self.size))
 
     def render(self, state: SlidingState) -> Image.Image:
         """Solid colour tiles without borders or numbers on a white page."""
@@ -91,9 +89,7 @@ class SlidingDomain:
         fractions = READER.cell_fractions(image, self.size)
         if fractions is None:
             return None
-        labels = np.where(
-            fractions.max(axis=-1) >= self.tolerance, (fractions.argmax(axis=-1) + 1).astype(str), "?"
-        )
+        labels = np.where(fractions.max(axis=-1) >= self.tolerance, (fractions.argmax(axis=-1) + 1).astype(str), "?")
         return tuple(tuple(str(t) for t in row) for row in labels)
 
     def state_from_grid(self, grid: Grid) -> SlidingState | None:

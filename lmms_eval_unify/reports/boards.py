@@ -1,23 +1,31 @@
 """Leaderboard tables laid out like the papers' tables, with bootstrap intervals and split-half checks.
 
-A `Board` is what gets rendered (Markdown/CSV/HTML). Each benchmark builds its boards from
-`Entry`s: one model (or model + protocol), its per-unit features, and the pure row function of
-its scoring module.
+A `Board` is what gets rendered (Markdown/CSV/TeX/HTML). A benchmark builds its boards from `Entry`s: one
+model (or model + protocol), its per-unit features, and a row function over the unit means, the paper-level
+roll-up its spec's ``PAPER_SCORE`` names (:func:`paper_score`). Each benchmark's boards and figures come from
+its ``benchmarks/<b>/leaderboard.py``, a module implementing :class:`BenchmarkLeaderboard`.
+
+Every cell also knows the samples behind it (:class:`CellSamples`: how many, how many invalid and why, how many
+the model could not run), found by asking the row function which of its values each unit moves. A cell none
+of whose samples was scored has no value, whatever the roll-up computed from the zeros its failures count as.
 """
 
 from __future__ import annotations
 
+import argparse
+import importlib
+import math
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol
 
 import numpy as np
 
-from lmms_eval_unify.benchmarks.gapeval import paper as ge
-from lmms_eval_unify.benchmarks.mme_unify import paper as mu
-from lmms_eval_unify.benchmarks.uni_mmmu import paper as um
-from lmms_eval_unify.benchmarks.unig2u import paper as ug
+from lmms_eval_unify.benchmarks import part
+from lmms_eval_unify.reports.figure import Rendered
 from lmms_eval_unify.reports.results_io import ModelResults
-from lmms_eval_unify.scoring.aggregate import Score, difference
+from lmms_eval_unify.scoring.aggregate import Score
 from lmms_eval_unify.scoring.resample import (
     Interval,
     RowFn,
@@ -27,67 +35,197 @@ from lmms_eval_unify.scoring.resample import (
     score,
     split_halves,
 )
-from lmms_eval_unify.scoring.samples import Features
+from lmms_eval_unify.scoring.samples import Features, feature_means, n_samples
 
 Column = tuple[str, tuple[str, ...]]  # header, value keys (two keys print as "a/b")
+PERCENT: Interval = (0.0, 100.0)
+"""The range of a score on the papers' 0-100 scale."""
 
 
 @dataclass
 class Options:
-    """Resampling settings: bootstrap replicates (0 = no intervals), seed, and the split-half check; the
-    GapEval fit and the MME-Unify scoring variant (``corrected`` tasks or the ``*_official`` ones)."""
+    """Resampling settings shared by every benchmark: bootstrap replicates (0 = no intervals), seed, and the
+    split-half check. A benchmark's own settings are its flags (`BenchmarkLeaderboard.add_arguments`)."""
 
     replicates: int = 1000
     seed: int = 0
     split_half: bool = False
-    gap_variant: str = "official"
-    mme_variant: str = "corrected"
+
+
+@dataclass(frozen=True)
+class CellSamples:
+    """The samples behind one cell: `n` in all, `invalid` (failure reason -> samples that could not be
+    scored, the model's samples marked unsupported included) and `unsupported` (samples of tasks the model
+    could not run at all)."""
+
+    n: int = 0
+    invalid: Mapping[str, int] = field(default_factory=dict)
+    unsupported: int = 0
+
+    @classmethod
+    def of(cls, failures: Sequence[str], unit_supported: bool = True) -> CellSamples:
+        """The samples of one unit from each sample's failure reason ('' = scored)."""
+        if not unit_supported:
+            return cls(len(failures), {}, len(failures))
+        return cls(len(failures), dict(Counter(reason for reason in failures if reason)))
+
+    def __add__(self, other: CellSamples) -> CellSamples:
+        return CellSamples(
+            self.n + other.n, dict(Counter(self.invalid) + Counter(other.invalid)), self.unsupported + other.unsupported
+        )
+
+    @property
+    def n_invalid(self) -> int:
+        """Samples of supported tasks that could not be scored."""
+        return sum(self.invalid.values())
+
+    @property
+    def scored(self) -> int:
+        """Samples that were scored."""
+        return self.n - self.n_invalid - self.unsupported
+
+    @property
+    def unscored(self) -> bool:
+        """Whether the cell has samples and none of them was scored (its value is never shown)."""
+        return self.n > 0 and self.scored == 0
 
 
 @dataclass
 class Row:
+    """One rendered table row: its label, its values (None = '-'), their 95% intervals and the samples behind
+    each value (none for values that are not built from samples)."""
+
     label: str
     values: dict[str, Score]
     intervals: dict[str, Interval | None] = field(default_factory=dict)
+    cells: dict[str, CellSamples] = field(default_factory=dict)
 
 
 @dataclass
 class Board:
+    """One table: `key` names its CSV, `columns` are (header, value keys) pairs, `notes` print below it,
+    `ranges` bound the values of keys with a known scale (intervals are clipped to them)."""
+
     key: str
     title: str
     columns: list[Column]
     rows: list[Row]
     notes: list[str] = field(default_factory=list)
+    ranges: Mapping[str, Interval] = field(default_factory=dict)
 
     def value_keys(self) -> list[str]:
+        """Every value key of the columns, in column order."""
         return [k for _, keys in self.columns for k in keys]
+
+    def interval(self, row: Row, key: str) -> Interval | None:
+        """The row's 95% interval of `key`, clipped to the key's range: a bootstrap of a score whose samples
+        leave its scale (e.g. a raw CLIP logit below 0) cannot reach outside it."""
+        interval = row.intervals.get(key)
+        bounds = self.ranges.get(key)
+        if interval is None or bounds is None:
+            return interval
+        low, high = (min(max(v, bounds[0]), bounds[1]) for v in interval)
+        return low, high
+
+
+def ranges(keys: Sequence[str], bounds: Interval = PERCENT) -> dict[str, Interval]:
+    """The same range for every key (by default the papers' 0-100 scale)."""
+    return dict.fromkeys(keys, bounds)
 
 
 @dataclass
 class Entry:
-    """One scored row: a model's units (tasks or task pairs) and how to turn their means into a row."""
+    """One scored row: a model's units (tasks or task pairs), how to turn their means into a row, and each
+    unit's per-sample failure reasons (``ModelResults.failures``; a unit listed there but absent from
+    `units` is one the model could not run)."""
 
     label: str
     units: dict[str, Features]
     row_fn: RowFn
     pair_key: Callable[[str], str] = str
+    failures: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
 
 @dataclass
 class Scored:
+    """An evaluated entry: point values, bootstrap replicates (None without), split halves (None without) and
+    the samples behind each value (empty without failure reasons)."""
+
     label: str
     values: dict[str, Score]
     replicates: dict[str, Score] | None
     halves: tuple[dict, dict] | None
+    cells: dict[str, CellSamples] = field(default_factory=dict)
+
+
+def task_failures(res: ModelResults, tasks: Mapping[str, str]) -> dict[str, list[str]]:
+    """``{unit: each sample's failure reason}`` of the tasks the model ran; `tasks` maps unit -> task name."""
+    return {unit: failures for unit, task in tasks.items() if (failures := res.failures(task)) is not None}
 
 
 def evaluate(entry: Entry, options: Options) -> Scored:
-    """Point values, bootstrap replicates and split halves of one entry."""
+    """Point values, bootstrap replicates, split halves and the samples behind each value of one entry; a
+    value none of whose samples was scored is withheld (None), with its replicates."""
     units = {entry.pair_key(u): f for u, f in entry.units.items()}
     fn = _rekeyed(entry)
     replicates = bootstrap(units, fn, options.replicates, options.seed) if options.replicates else None
     halves = split_halves(units, fn, options.seed) if options.split_half else None
-    return Scored(entry.label, score(units, fn), replicates, halves)
+    values = score(units, fn)
+    cells = cell_samples(entry, values)
+    unscored = {k for k, c in cells.items() if c.unscored}
+    values = {k: None if k in unscored else v for k, v in values.items()}
+    if replicates is not None:
+        replicates = {k: None if k in unscored else v for k, v in replicates.items()}
+    return Scored(entry.label, values, replicates, halves, cells)
+
+
+class _UnknownMeans(dict):
+    """Feature means of a unit that are all unknown (NaN): a roll-up that reads the unit gets NaN."""
+
+    def __missing__(self, key: str) -> float:
+        return math.nan
+
+    def get(self, key: str, default: object = None) -> float:
+        return math.nan
+
+
+def cell_samples(entry: Entry, values: Mapping[str, Score]) -> dict[str, CellSamples]:
+    """The samples behind each value of the entry's row: those of every unit the value reads. A value reads a
+    unit when it moves as the unit's means turn unknown (NaN) or the unit is left out; an unsupported unit is
+    put in with unknown means. Values that read no unit (or an entry without failure reasons) get none."""
+    means = {u: feature_means(f) for u, f in entry.units.items()}
+    sizes = {u: n_samples(f) for u, f in entry.units.items()}
+    cells: dict[str, CellSamples] = {}
+    for unit, failures in entry.failures.items():
+        trials = [({**means, unit: _UnknownMeans()}, {**sizes, unit: len(failures)})]
+        if unit in means:
+            others = [u for u in means if u != unit]
+            trials.append(({u: means[u] for u in others}, {u: sizes[u] for u in others}))
+        readers: set[str] = set()
+        with np.errstate(all="ignore"):
+            for trial_means, trial_sizes in trials:
+                row = entry.row_fn(trial_means, trial_sizes)
+                readers |= {k for k, v in values.items() if not _same(v, row.get(k))}
+        samples = CellSamples.of(failures, unit in entry.units)
+        for key in readers:
+            cells[key] = cells.get(key, CellSamples()) + samples
+    return cells
+
+
+def _same(a: Score, b: Score) -> bool:
+    """Whether two point values are equal (NaN equal to NaN, None only to None)."""
+    if a is None or b is None:
+        return a is b
+    return bool(np.array_equal(np.asarray(a, dtype=float), np.asarray(b, dtype=float), equal_nan=True))
+
+
+def combined_cells(*scored: Scored) -> dict[str, CellSamples]:
+    """The samples behind values computed from several scored rows (a difference, a best-of), per key."""
+    cells: dict[str, CellSamples] = {}
+    for s in scored:
+        for key, samples in s.cells.items():
+            cells[key] = cells.get(key, CellSamples()) + samples
+    return cells
 
 
 def _rekeyed(entry: Entry) -> RowFn:
@@ -95,19 +233,21 @@ def _rekeyed(entry: Entry) -> RowFn:
     original = {entry.pair_key(u): u for u in entry.units}
 
     def fn(means, sizes):
-        return entry.row_fn(
-            {original[k]: v for k, v in means.items()}, {original[k]: v for k, v in sizes.items()}
-        )
+        return entry.row_fn({original[k]: v for k, v in means.items()}, {original[k]: v for k, v in sizes.items()})
 
     return fn
 
 
 def to_row(scored: Scored, label: str | None = None) -> Row:
+    """The rendered row of a scored entry: finite values (None for missing), their 95% intervals and the
+    samples behind them."""
     intervals = {k: percentile_interval(v) for k, v in (scored.replicates or {}).items()}
-    return Row(label or scored.label, {k: _float(v) for k, v in scored.values.items()}, intervals)
+    values = {k: finite_float(v) for k, v in scored.values.items()}
+    return Row(label or scored.label, values, intervals, dict(scored.cells))
 
 
-def _float(value: Score) -> float | None:
+def finite_float(value: Score) -> float | None:
+    """A value as a board cell: a float, or None when it is missing or not finite."""
     return None if value is None or not np.isfinite(value) else float(value)
 
 
@@ -115,10 +255,10 @@ def split_half_boards(key: str, title: str, scored: list[Scored], columns: list[
     """Split-half stability (MME-U Appendix B): per-model scores on halves A/B and rank agreement."""
     halves = [s for s in scored if s.halves]
     per_model = [
-        Row(f"{name} / {s.label}", {c: _float(h.get(c)) for c in columns})
-        for name, part in (("Split A", 0), ("Split B", 1))
+        Row(f"{name} / {s.label}", {c: finite_float(h.get(c)) for c in columns})
+        for name, half in (("Split A", 0), ("Split B", 1))
         for s in halves
-        for h in [s.halves[part]]
+        for h in [s.halves[half]]
     ]
     agreement = []
     for c in columns:
@@ -126,7 +266,7 @@ def split_half_boards(key: str, title: str, scored: list[Scored], columns: list[
         pairs = [(a, b) for a, b in pairs if a is not None and b is not None]
         tau, rho = rank_agreement([a for a, _ in pairs], [b for _, b in pairs])
         agreement.append(
-            Row(f"{c} (n={len(pairs)})", {"Kendall τ_b": _float(tau), "Spearman ρ": _float(rho)})
+            Row(f"{c} (n={len(pairs)})", {"Kendall τ_b": finite_float(tau), "Spearman ρ": finite_float(rho)})
         )
     note = "Each unit's samples are split into the same two random halves for every model (seeded)."
     return [
@@ -142,386 +282,51 @@ def split_half_boards(key: str, title: str, scored: list[Scored], columns: list[
             f"{title}: split-half rank agreement (half A vs half B across models)",
             [(h, (h,)) for h in ("Kendall τ_b", "Spearman ρ")],
             agreement,
-            [
-                "Rows are scores; n = models scored on both halves. '-' = undefined (fewer than two distinct scores)."
-            ],
+            ["Rows are scores; n = models scored on both halves. '-' = undefined (fewer than two distinct scores)."],
         ),
     ]
 
 
-# --- MME-Unify ------------------------------------------------------------------------------------
-
-MME_HEADLINE = ["Und. Avg", "Gen. Avg", "Unify Avg", "MME-U"]
-MME_TABLE3 = [
-    *[(f"{s} {p}", (f"{s} {p}",) if p != "Acc" else (s,)) for s in mu.UNIFY_QA for p in ("Text", "Image", "Acc", "Acc+")],
-    *[(f"VCoT {p}", (f"VCoT {p}",) if p != "Acc" else ("VCoT",)) for p in ("Action", "Coordinate", "Image", "Acc", "Acc+")],
-    ("Unify Acc", ("Unify Avg",)),
-    ("Unify Acc+", ("Unify Acc+",)),
-]  # fmt: skip
+def paper_score(benchmark: str) -> Callable[..., dict[str, Score]]:
+    """The paper-level roll-up that the benchmark's ``spec.PAPER_SCORE`` names (``package.module.function``),
+    resolved at each call: the one source of truth of how task means become a paper row."""
+    module, _, name = part(benchmark, "spec").PAPER_SCORE.rpartition(".")
+    return getattr(importlib.import_module(module), name)
 
 
-def mme_unify_boards(models: Mapping[str, ModelResults], options: Options) -> list[Board]:
-    subtasks = (*mu.UNDERSTANDING, *mu.GENERATION, *mu.UNIFY)
-    variant = options.mme_variant
-    scored = []
-    for label, res in models.items():
-        if not any(mu.task_name(s, variant) in res.samples for s in subtasks):
-            continue
-        units = {
-            mu.task_name(s): mu.task_features(s, rows, variant)
-            for s in subtasks
-            if (rows := res.supported(mu.task_name(s, variant)))
-        }
-        scored.append(evaluate(Entry(label, units, lambda means, sizes: mu.table2_row(means)), options))
-    if not scored:
-        return []
-    rows = [to_row(s) for s in scored]
-    official = variant == "official"
-    scope = (
-        "the mme_unify_*_official tasks: the released scripts' rules, bugs included"
-        if official
-        else "the mme_unify_* tasks: documented bugs of the released scripts fixed"
-    )
-    notes = [
-        "Scores 0-100. '-' = subtask not run or unsupported; averages count it as 0 (paper Table 2 rule).",
-        "Bootstrap 95% intervals (seeded, resampling each subtask's samples) are in the CSV/HTML.",
-        f"Scoring variant: {variant} ({scope}). CIVG/TVG/VP FVD/FID normalisation 100(1-(x-1)/999) is "
-        "unclipped, as released: a distance below 1 scores up to 100.1"
-        + ("; all-equal distances score 100 each (released rule)." if official else "."),
-    ]
-    key, suffix = ("_official", ", official variant") if official else ("", "")
-    boards = [
-        Board(
-            f"mme_unify_table2{key}",
-            f"MME-Unify (Table 2){suffix}",
-            [(c, (c,)) for c in mu.TABLE2_COLUMNS],
-            rows,
-            notes,
-        ),
-        Board(
-            f"mme_unify_table3{key}",
-            f"MME-Unify unify tasks (Table 3){suffix}",
-            MME_TABLE3,
-            rows,
-            [notes[0], notes[2]],
-        ),
-    ]
-    if options.split_half:
-        boards += split_half_boards("mme_unify", "MME-Unify", scored, MME_HEADLINE)
-    return boards
+Figure = tuple[str, Rendered]
+"""A figure's title (its caption on the HTML page) and its rendering."""
+Section = tuple[list[Board], list[Figure]]
+"""One benchmark's part of the leaderboard: its boards and its figures, each in print order."""
+Finish = Callable[[], Section]
+"""Completes a started benchmark section (waiting for whatever `BenchmarkLeaderboard.start` set running)."""
 
 
-# --- UniG2U ---------------------------------------------------------------------------------------
+class BenchmarkLeaderboard(Protocol):
+    """The interface of every ``lmms_eval_unify/benchmarks/<b>/leaderboard.py`` (module-level functions).
 
+    ``lmms-eval-unify leaderboard`` adds every registered benchmark's flags to its parser, merges the display
+    names they supply, then calls `start` for each chosen benchmark in registry order before calling any of
+    the returned `Finish` functions, in the same order: work a benchmark starts in `start` (e.g. a fit in a
+    child process) runs while the benchmarks after it build their boards.
+    """
 
-def _unig2u_pair_key(unit: str) -> str:
-    return unit.removesuffix("_gta_agentic").removesuffix("_gta")
+    def add_arguments(self, parser: argparse.ArgumentParser) -> None:
+        """Add the benchmark's own flags (names unique across benchmarks; none if it needs none)."""
 
+    def labels(self, args: argparse.Namespace) -> dict[str, str]:
+        """``{model: display name}`` supplied through the benchmark's flags (``--labels`` wins); a model is named
+        as ``--labels`` names it (recorded name, automatic label or ``name@<configuration hash>``)."""
 
-def _unig2u_protocol(res: ModelResults, suffix: str, options: Options) -> Scored | None:
-    tasks = {ug.task_name(s, suffix) for s in ug.SUBTASKS}
-    if not tasks & res.samples.keys():
-        return None
-    units = {t: ug.task_features(rows) for t in tasks if (rows := res.supported(t))}
-    entry = Entry(
-        res.model, units, lambda means, sizes: ug.protocol_row(means, suffix, sizes), _unig2u_pair_key
-    )
-    return evaluate(entry, options)
-
-
-def _best_of_gta(variants: list[Scored]) -> Scored | None:
-    if not variants:
-        return None
-    reps = [v.replicates for v in variants]
-    return Scored(
-        variants[0].label,
-        ug.best_of_gta([v.values for v in variants]),
-        None if reps[0] is None else ug.best_of_gta(reps),
-        variants[0].halves if len(variants) == 1 else None,
-    )
-
-
-def _gain(model: Scored, base: Scored, label: str) -> Scored:
-    values = ug.g2u_gain(model.values, base.values)
-    reps = None
-    if model.replicates is not None and base.replicates is not None:
-        reps = {k: difference(v, base.replicates.get(k)) for k, v in model.replicates.items()}
-    return Scored(label, values, reps, None)
-
-
-def unig2u_boards(
-    models: Mapping[str, ModelResults], pairs: Mapping[str, str], options: Options
-) -> tuple[list[Board], dict]:
-    """Table 4 (with Δ vs the paired base VLM), the Δ_Direct/Δ_GtA table, and Δ per subtask for plots."""
-    direct = {m: s for m, res in models.items() if (s := _unig2u_protocol(res, "", options))}
-    gta = {}
-    for m, res in models.items():
-        best = _best_of_gta(
-            [s for suffix in ug.GTA_VARIANTS if (s := _unig2u_protocol(res, suffix, options))]
-        )
-        if best:
-            gta[m] = best
-    if not direct and not gta:
-        return [], {}
-    bases = [b for b in dict.fromkeys(pairs.values()) if b in direct]
-    blocks = {base: [m for m in models if pairs.get(m) == base and m != base] for base in bases}
-    blocks[None] = [m for m in models if m not in bases and pairs.get(m) not in bases]
-    table4, gains, deltas = [], [], {}
-    for base, block in blocks.items():
-        if base:
-            table4.append(_with_delta(to_row(direct[base], f"{base} *"), 0.0))
-        for m in block:
-            for protocol, scored in (("direct", direct.get(m)), ("GtA", gta.get(m))):
-                if scored is None:
-                    continue
-                row = to_row(scored, f"{m} ({protocol})")
-                if base:
-                    gain = _gain(scored, direct[base], row.label)
-                    row = _with_delta(row, gain.values[ug.OVERALL], to_row(gain).intervals.get(ug.OVERALL))
-                    deltas[row.label] = {s: gain.values.get(s) for s in ug.SUBTASKS + ug.CATEGORIES}
-                table4.append(row)
-            if base and m in direct:
-                gains.append(to_row(_gain(direct[m], direct[base], f"{m}: Δ_Direct (vs {base})")))
-            if m in direct and m in gta:
-                gains.append(to_row(_gain(gta[m], direct[m], f"{m}: Δ_GtA (GtA − Direct)")))
-    cat_columns = [(c, (c,)) for c in ug.CATEGORIES]
-    notes = [
-        "Accuracy (%). Overall = sample-weighted mean of the 7 categories; '*' = base VLM; "
-        "Δ = Overall minus the paired base VLM's Overall (--pairs). GtA = best GtA variant (Eq. 5).",
-    ]
-    boards = [
-        Board(
-            "unig2u_table4",
-            "UniG2U-Bench (Table 4)",
-            [*cat_columns, (ug.OVERALL, (ug.OVERALL,)), (ug.DELTA, (ug.DELTA,))],
-            table4,
-            notes,
-        ),
-        Board(
-            "unig2u_subtasks",
-            "UniG2U-Bench subtasks (Tables 11/12)",
-            [(s, (s,)) for s in ug.SUBTASKS],
-            table4,
-        ),
-    ]
-    if gains:
-        boards.append(
-            Board(
-                "unig2u_gains",
-                "UniG2U-Bench G2U gains (Eq. 6)",
-                [*cat_columns, (ug.OVERALL, (ug.OVERALL,))],
-                gains,
-                ["Paired bootstrap intervals (same resampled documents for both runs) in the CSV/HTML."],
-            )
-        )
-    if options.split_half:
-        entries = [Scored(f"{m} (direct)", s.values, None, s.halves) for m, s in direct.items()]
-        entries += [Scored(f"{m} (GtA)", s.values, None, s.halves) for m, s in gta.items()]
-        boards += split_half_boards("unig2u", "UniG2U-Bench", entries, [*ug.CATEGORIES, ug.OVERALL])
-    return boards, deltas
-
-
-def _with_delta(row: Row, delta: Score, interval: Interval | None = None) -> Row:
-    row.values[ug.DELTA] = _float(delta)
-    row.intervals[ug.DELTA] = interval
-    return row
-
-
-# --- Uni-MMMU -------------------------------------------------------------------------------------
-
-
-def uni_mmmu_boards(models: Mapping[str, ModelResults], options: Options) -> list[Board]:
-    scored = []
-    for label, res in models.items():
-        if not any(um.task_name(t) in res.samples for t in um.TASKS):
-            continue
-        units = {
-            um.task_name(t): um.task_features(t, rows)
-            for t in um.TASKS
-            if (rows := res.supported(um.task_name(t)))
-        }
-        scored.append(evaluate(Entry(label, units, lambda means, sizes: um.table2_row(means)), options))
-    if not scored:
-        return []
-    columns = [
-        (c, (f"{c} step", f"{c} sample") if um.COLUMNS[c][0] in um.STEP_TASKS else (c,)) for c in um.COLUMNS
-    ]
-    notes = [
-        "0-100 scale; Maze/Slid. cells are step/sample. C. S / C. P: judge scores 0-5 mapped to 0-100.",
-        "Avg. (ours) = unweighted mean of the 14 columns (step-level Maze/Slid.). The paper's Avg. matches "
-        "no formula over its own columns; this is not it and is not comparable to it.",
-    ]
-    boards = [
-        Board(
-            "uni_mmmu_table2",
-            "Uni-MMMU (Table 2)",
-            [*columns, (um.OUR_AVG, (um.OUR_AVG,))],
-            [to_row(s) for s in scored],
-            notes,
-        )
-    ]
-    by_discipline = [to_row(s) for s in scored]
-    if any(
-        v is not None for row in by_discipline for k, v in row.values.items() if k in um.DISCIPLINE_COLUMNS
-    ):
-        boards.append(
-            Board(
-                "uni_mmmu_science_disciplines",
-                "Uni-MMMU science by discipline (ours)",
-                [(c, (c,)) for c in um.DISCIPLINE_COLUMNS],
-                by_discipline,
-                [
-                    "Sci. R/T/I of Table 2 restricted to one discipline (level_1_category); the paper pools them."
-                ],
-            )
-        )
-    if options.split_half:
-        boards += split_half_boards(
-            "uni_mmmu", "Uni-MMMU", scored, [*(k for _, ks in columns for k in ks), um.OUR_AVG]
-        )
-    return boards
-
-
-# --- GapEval --------------------------------------------------------------------------------------
-
-
-def gapeval_scored(models: Mapping[str, ModelResults], options: Options) -> list[Scored]:
-    """Succ./Und./Gen. per category for every model with paired GapEval samples."""
-    scored = []
-    for label, res in models.items():
-        units = {}
-        for category in ge.CATEGORIES:
-            und, gen = (res.supported(t) for t in ge.task_names(category))
-            if und and gen:
-                units[category] = ge.joint_features(und, gen)
-        if units:
-            scored.append(evaluate(Entry(label, units, ge.parts_row), options))
-    return scored
-
-
-def gapeval_unpaired(models: Mapping[str, ModelResults], warn=None) -> list[str]:
-    """One line per model, category and missing direction: questions answered in one direction only
-    (counted as wrong on the missing side), or a whole direction not run; each line is also printed as a warning."""
-    import sys
-
-    lines = []
-    for label, res in models.items():
-        for category in ge.CATEGORIES:
-            und, gen = (res.supported(t) for t in ge.task_names(category))
-            if und and gen:
-                lines += [f"{label} / {category}: {line}" for line in ge.describe_unpaired(und, gen)]
-            elif und or gen:
-                missing = "generation" if und else "understanding"
-                lines.append(f"{label} / {category}: no {missing} samples, category not scored")
-    for line in lines:
-        print(f"warning: GapEval unpaired: {line}", file=warn or sys.stderr)
-    return lines
-
-
-def gap_inputs(scored: list[Scored]) -> dict[str, dict[str, tuple[float, float, float, float]]]:
-    """Joint proportions (p11, p10, p01, p00) per category of the models that ran all four categories."""
-    return {
-        s.label: {c: ge.joint_proportions(*(s.values[f"{c} {p}"] for p in ge.PARTS)) for c in ge.CATEGORIES}
-        for s in scored
-        if all(s.values.get(f"{c} Succ.") is not None for c in ge.CATEGORIES)
-    }
-
-
-def fit_gaps(
-    joint: Mapping[str, Mapping[str, tuple[float, ...]]], variant: str = "official"
-) -> dict[str, dict[str, float]]:
-    """Gap Scores (0-100, lower is better) per model and category from the MIRT fit in `gap_score`, and per
-    cell whether its fit converged (`<category> Gap converged`: 1.0 or 0.0)."""
-    import warnings
-
-    from lmms_eval_unify.benchmarks.gapeval.gap_score import fit_gap_scores
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # non-convergence is reported per cell by `gapeval_boards`
-        fitted = fit_gap_scores(joint, variant=variant).models
-    return {
-        label: {
-            **{f"{c} {ge.GAP}": cell.gap for c, cell in fit.categories.items()},
-            **{f"{c} {ge.GAP_CONVERGED}": float(cell.converged) for c, cell in fit.categories.items()},
-            ge.OVERALL_GAP: fit.overall,
-        }
-        for label, fit in fitted.items()
-    }
-
-
-def gap_not_converged(gaps: Mapping[str, Mapping[str, float]], variant: str, warn=None) -> list[str]:
-    """One warning line naming every (model / category) cell whose Gap fit did not converge (none if all
-    did); the line is also printed to `warn` (stderr)."""
-    import sys
-
-    cells = [
-        f"{label} / {c}"
-        for label, values in gaps.items()
-        for c in ge.CATEGORIES
-        if values.get(f"{c} {ge.GAP_CONVERGED}") == 0.0
-    ]
-    if not cells:
-        return []
-    why = (
-        "the official variant runs a fixed 2000-step AdamW budget and does not reach a minimum "
-        "(docs/gap_score.md); --gap-variant stable runs to convergence"
-        if variant == "official"
-        else "the stable fit ran out of iterations; these gaps are not at a minimum"
-    )
-    line = f"Gap fit not converged in {len(cells)} cell(s): {', '.join(cells)} ({why})"
-    print(f"warning: GapEval {line}", file=warn or sys.stderr)
-    return [line]
-
-
-def gapeval_boards(
-    scored: list[Scored],
-    gaps: Mapping[str, Mapping[str, float]],
-    options: Options,
-    unpaired: Sequence[str] = (),
-    warn=None,
-) -> tuple[list[Board], dict]:
-    """GapEval Table 2 (Succ./Und./Gen./Gap per category, overall Gap), the Gap fit's convergence per cell
-    (with a warning naming the cells that did not converge) and Fig. 3's (ability, gap) points."""
-    if not scored:
-        return [], {}
-    rows = [to_row(s) for s in scored]
-    for row in rows:
-        row.values.update(gaps.get(row.label, {}))
-    columns = [
-        (f"{ge.CATEGORY_TITLES[c]} {p}", (f"{c} {p}",)) for c in ge.CATEGORIES for p in (*ge.PARTS, ge.GAP)
-    ]
-    notes = [
-        "Succ. = both directions correct, Und./Gen. = text/image accuracy (%); Gap↓ from the MIRT fit "
-        f"(lmms_eval_unify.benchmarks.gapeval.gap_score, {options.gap_variant} variant) for models that ran all four categories. "
-        "Intervals (CSV/HTML) cover Succ./Und./Gen. only.",
-        *(f"Unpaired: {line}" for line in unpaired),
-        *(f"Warning: {line}" for line in gap_not_converged(gaps, options.gap_variant, warn)),
-    ]
-    board = Board(
-        "gapeval_table2", "GapEval (Table 2)", [*columns, (ge.OVERALL_GAP, (ge.OVERALL_GAP,))], rows, notes
-    )
-    counts = Board(
-        "gapeval_joint_counts",
-        "GapEval joint counts (the Gap Score's input)",
-        [(f"{ge.CATEGORY_TITLES[c]} {cell}", (f"{c} {cell}",)) for c in ge.CATEGORIES for cell in ge.JOINT_CELLS],
-        [Row(r.label, r.values) for r in rows],  # counts: no intervals
-        ["Paired (question, repeat) rows per category: n11 both directions correct, n10 text only, "
-         "n01 image only, n00 neither. A missing side counts as wrong."],
-    )  # fmt: skip
-    boards = [board, counts]
-    if gaps:
-        boards.append(
-            Board(
-                "gapeval_gap_convergence",
-                "GapEval Gap fit convergence per cell",
-                [(ge.CATEGORY_TITLES[c], (f"{c} {ge.GAP_CONVERGED}",)) for c in ge.CATEGORIES],
-                [Row(r.label, r.values) for r in rows if r.label in gaps],
-                [f"1.00 = the {options.gap_variant} fit of this model reached a local minimum (full Newton step "
-                 "< step_tol, docs/gap_score.md), 0.00 = it did not; '-' = not fitted."],
-            )
-        )  # fmt: skip
-    if options.split_half:
-        boards += split_half_boards(
-            "gapeval", "GapEval", scored, [f"{c} {p}" for c in ge.CATEGORIES for p in ge.PARTS]
-        )
-    return boards, {r.label: (ge.ability(r.values), r.values.get(ge.OVERALL_GAP)) for r in rows}
+    def start(
+        self,
+        models: Mapping[str, ModelResults],
+        shown: Mapping[str, str],
+        args: argparse.Namespace,
+        options: Options,
+        plots: bool,
+    ) -> Finish:
+        """Begin the benchmark's boards (and, with `plots`, figures) over `models` (one per model configuration),
+        keyed by display name; `shown` maps the names a configuration may be given by in the benchmark's own
+        files (its recorded name when the model has one configuration, its automatic label, its
+        ``name@<configuration hash>``) to display names; `args` holds the benchmark's own parsed flags."""

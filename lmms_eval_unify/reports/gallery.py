@@ -21,6 +21,7 @@ import os
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
@@ -45,12 +46,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("run_dirs", nargs="+", type=Path, metavar="RUN_DIR", help="lmms-eval output folders")
     parser.add_argument("--output-dir", "-o", type=Path, default=Path("gallery"), help="site folder")
-    parser.add_argument(
-        "--task", action="append", default=[], help="task name or glob (repeatable; default all tasks)"
-    )
-    parser.add_argument(
-        "--only-wrong", action="store_true", help="keep docs that some run got wrong or failed"
-    )
+    parser.add_argument("--task", action="append", default=[], help="task name or glob (repeatable; default all tasks)")
+    parser.add_argument("--only-wrong", action="store_true", help="keep docs that some run got wrong or failed")
     parser.add_argument("--limit", type=int, default=None, help="at most N docs per task")
     parser.add_argument(
         "--data-dir",
@@ -119,8 +116,7 @@ def load_runs(paths: Sequence[Path]) -> list[RunInfo]:
         results = json.loads(results_file.read_text(encoding="utf-8"))
         configs.setdefault(model_label(results), {}).update(results.get("configs", {}))
     return [
-        RunInfo(label, m.samples, configs.get(label, {}), [s.parent for s in m.sources])
-        for label, m in models.items()
+        RunInfo(label, m.samples, configs.get(label, {}), [s.parent for s in m.sources]) for label, m in models.items()
     ]
 
 
@@ -269,9 +265,7 @@ def _read_parquet(path: Path) -> list[dict] | None:
     return pq.read_table(path).to_pylist()
 
 
-def sample_view(
-    row: Mapping, metrics: Sequence[str], headline: str | None, run: RunInfo, site: MediaSite
-) -> dict:
+def sample_view(row: Mapping, metrics: Sequence[str], headline: str | None, run: RunInfo, site: MediaSite) -> dict:
     """Everything shown for one run's answer to one doc."""
     details = row.get("details")
     reasons = failure_reasons(row)
@@ -370,7 +364,8 @@ def write_site(data: Mapping, site_dir: Path, title: str) -> Path:
     (site_dir / "gallery.json").write_text(text, encoding="utf-8")
     (site_dir / "data.js").write_text(f"window.GALLERY = {text};\n", encoding="utf-8")
     index = site_dir / "index.html"
-    index.write_text(PAGE.replace("__TITLE__", html.escape(title)), encoding="utf-8")
+    page = resources.files(__package__).joinpath("gallery_page.html").read_text(encoding="utf-8")
+    index.write_text(page.replace("__TITLE__", html.escape(title)), encoding="utf-8")
     return index
 
 
@@ -388,102 +383,3 @@ def main(argv: list[str] | None = None) -> int:
     index = write_site(data, args.output_dir, "lmms-eval-unify gallery: " + ", ".join(data["runs"]))
     print(f"wrote {len(data['docs'])} docs of {len(data['tasks'])} tasks, {len(data['runs'])} runs: {index}")
     return 0
-
-
-PAGE = """<!DOCTYPE html>
-<html><head><meta charset="utf-8"><title>__TITLE__</title>
-<style>
-body{font-family:sans-serif;margin:1em;font-size:13px} h1{font-size:18px}
-#bar{position:sticky;top:0;background:#fff;padding:.4em 0;border-bottom:1px solid #ccc;z-index:1}
-#bar label{margin-right:1em} .doc{border:1px solid #ccc;margin:.8em 0;padding:.5em}
-.doc h2{font-size:14px;margin:.2em 0} pre{white-space:pre-wrap;background:#f6f6f6;padding:.4em;margin:.2em 0;
-max-height:14em;overflow:auto} .answers{display:flex;gap:.6em;overflow-x:auto}
-.answer{flex:1;min-width:280px;border-left:4px solid #aaa;padding-left:.5em}
-.answer.correct{border-color:#2a2} .answer.wrong{border-color:#c22} .tag{display:inline-block;padding:0 .4em;
-border-radius:3px;background:#eee;margin-right:.3em} .fail{background:#fcc} .ok{background:#cfc}
-img.thumb{max-width:160px;max-height:160px;border:1px solid #ddd;margin:2px;vertical-align:top}
-.step{display:inline-block;vertical-align:top;max-width:170px;margin-right:4px} .missing{color:#c22}
-table.scores td{padding:0 .5em 0 0}
-</style></head><body>
-<h1>__TITLE__</h1>
-<div id="bar">
-<label>task <select id="f-task"><option value="">all</option></select></label>
-<label>correctness <select id="f-correct"><option value="">all</option>
-<option value="wrong">wrong or failed in some run</option><option value="correct">correct in every run</option>
-</select></label>
-<label>failure <select id="f-failure"><option value="">any</option></select></label>
-<button id="prev">&larr;</button> <span id="page-info"></span> <button id="next">&rarr;</button>
-</div>
-<div id="docs"></div>
-<script src="data.js"></script>
-<script>
-const G = window.GALLERY; let page = 0;
-const $ = (id) => document.getElementById(id);
-function el(tag, attrs, ...kids) {
-  const e = document.createElement(tag);
-  for (const [k, v] of Object.entries(attrs || {})) e.setAttribute(k, v);
-  for (const k of kids) if (k !== null && k !== undefined) e.append(k);
-  return e;
-}
-function img(m, alt) {
-  if (!m) return null;
-  if (m.missing) return el("span", {class: "missing"}, "missing image " + m.missing);
-  return el("a", {href: m.full, target: "_blank"}, el("img", {class: "thumb", src: m.thumb, alt: alt, loading: "lazy"}));
-}
-function wrong(a) { return a.correct === false || a.failures.length > 0; }
-function matches(d) {
-  const t = $("f-task").value, c = $("f-correct").value, f = $("f-failure").value;
-  if (t && d.task !== t) return false;
-  if (c === "wrong" && !d.answers.some(wrong)) return false;
-  if (c === "correct" && !d.answers.every((a) => a.correct === true && !a.failures.length)) return false;
-  if (f && !d.answers.some((a) => a.failures.includes(f))) return false;
-  return true;
-}
-function answer(a) {
-  const cls = a.correct === null ? "" : (wrong(a) ? " wrong" : " correct");
-  const box = el("div", {class: "answer" + cls, "data-run": a.run});
-  box.append(el("h3", {}, a.run));
-  if (a.headline) box.append(el("span", {class: "tag " + (a.correct ? "ok" : "fail")},
-    a.headline + " = " + (a.scores[a.headline] ?? "-")));
-  for (const f of a.failures) box.append(el("span", {class: "tag fail failure"}, f));
-  if (a.failure_detail) box.append(el("div", {class: "missing"}, a.failure_detail));
-  const rows = Object.entries(a.scores).map(([k, v]) =>
-    el("tr", {}, el("td", {}, k), el("td", {}, v === null ? "-" : String(Math.round(v * 1e4) / 1e4))));
-  box.append(el("table", {class: "scores"}, ...rows));
-  if (a.parsed !== null) box.append(el("div", {}, el("b", {}, "parsed answer: "), a.parsed));
-  for (const j of a.judges) box.append(el("div", {class: "judge"}, el("b", {}, "judge (" + j.where + "): "),
-    JSON.stringify(j.fields ?? j.verdict ?? j.status ?? ""), el("br"), el("i", {}, j.reason ?? "")));
-  const o = a.output;
-  box.append(el("b", {}, "output (" + o.protocol + ")"), el("pre", {}, o.text || ""));
-  if (o.error) box.append(el("div", {class: "missing"}, "model error: " + o.error));
-  const imgs = o.images.map((m, i) => img(m, "generated " + i));
-  if (imgs.length) box.append(el("div", {class: "generated"}, ...imgs));
-  const steps = o.steps.map((s, i) => el("div", {class: "step"}, el("div", {}, (i + 1) + ". " + s.text), img(s.image, "step " + (i + 1))));
-  if (steps.length) box.append(el("div", {class: "steps"}, el("b", {}, "steps "), ...steps));
-  box.append(el("details", {}, el("summary", {}, "details"), el("pre", {}, JSON.stringify(a.details, null, 1))));
-  return box;
-}
-function docView(d) {
-  const box = el("div", {class: "doc", "data-task": d.task});
-  box.append(el("h2", {}, d.task + " #" + d.doc_id));
-  if (d.prompt) box.append(el("details", {}, el("summary", {}, "prompt"), el("pre", {}, d.prompt)));
-  for (const c of d.doc_images) box.append(el("div", {class: "doc-images"}, el("b", {}, c.column + ": "),
-    ...c.images.map((m) => img(m, c.column))));
-  box.append(el("div", {}, el("b", {}, "target: "), typeof d.target === "string" ? d.target : JSON.stringify(d.target)));
-  box.append(el("div", {class: "answers"}, ...d.answers.map(answer)));
-  return box;
-}
-function render() {
-  const shown = G.docs.filter(matches), pages = Math.max(1, Math.ceil(shown.length / G.page_size));
-  page = Math.min(page, pages - 1);
-  $("page-info").textContent = "page " + (page + 1) + " / " + pages + " (" + shown.length + " docs)";
-  $("docs").replaceChildren(...shown.slice(page * G.page_size, (page + 1) * G.page_size).map(docView));
-}
-for (const t of G.tasks) $("f-task").append(el("option", {value: t}, t));
-for (const f of G.failure_reasons) $("f-failure").append(el("option", {value: f}, f));
-for (const id of ["f-task", "f-correct", "f-failure"]) $(id).addEventListener("change", () => { page = 0; render(); });
-$("prev").addEventListener("click", () => { page = Math.max(0, page - 1); render(); });
-$("next").addEventListener("click", () => { page += 1; render(); });
-render();
-</script></body></html>
-"""

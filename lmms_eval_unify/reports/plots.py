@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import io
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
 
 import matplotlib
 
@@ -14,25 +12,11 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from lmms_eval_unify.reports.boards import Board  # noqa: E402
+from lmms_eval_unify.reports.figure import FORMATS, Rendered  # noqa: E402
 
 PNG_DPI = 300
-FORMATS = ("png", "svg", "pdf")
 # Text stays text in PDFs (TrueType, editable and searchable in papers); SVG text is drawn as paths.
 RC = {"pdf.fonttype": 42, "svg.fonttype": "path"}
-
-
-@dataclass(frozen=True)
-class Rendered:
-    """One figure in every format the leaderboard writes."""
-
-    png: bytes
-    svg: bytes
-    pdf: bytes
-
-    def write(self, stem: Path) -> None:
-        """``stem.png``, ``stem.svg`` and ``stem.pdf``."""
-        for fmt in FORMATS:
-            stem.with_name(f"{stem.name}.{fmt}").write_bytes(getattr(self, fmt))
 
 
 def _render(fig: plt.Figure) -> Rendered:
@@ -55,9 +39,7 @@ def _values(board: Board, keys: Sequence[str]) -> np.ndarray:
 def grouped_bars(board: Board, keys: Sequence[str], title: str) -> Rendered:
     """One group of bars per model, one bar per score (missing scores drawn as 0-height gaps)."""
     data = _values(board, keys)
-    fig, ax = plt.subplots(
-        figsize=(max(6.0, 0.5 * len(board.rows) * len(keys) ** 0.5 + 3), 4), layout="constrained"
-    )
+    fig, ax = plt.subplots(figsize=(max(6.0, 0.5 * len(board.rows) * len(keys) ** 0.5 + 3), 4), layout="constrained")
     width = 0.8 / len(keys)
     x = np.arange(len(board.rows))
     for i, key in enumerate(keys):
@@ -118,38 +100,10 @@ def spearman_matrix(vectors: np.ndarray) -> np.ndarray:
     return out
 
 
-def delta_figures(
-    deltas: Mapping[str, Mapping[str, float | None]], categories: Sequence[str], subtasks: Sequence[str]
-) -> list[tuple[str, Rendered]]:
-    """UniG2U Δ heatmap (models x categories) and Fig. 10's Spearman heatmaps across subtasks and models."""
-    if not deltas:
-        return []
-    labels = list(deltas)
-
-    def matrix(keys):
-        return np.array(
-            [[np.nan if deltas[m].get(k) is None else deltas[m][k] for k in keys] for m in labels]
-        )
-
-    by_subtask = matrix(subtasks)
-    return [
-        (
-            "UniG2U Δ vs base VLM (models × categories)",
-            heatmap(matrix(categories), labels, categories, "Δ (points)", False),
-        ),
-        (
-            "UniG2U Spearman ρ of Δ across subtasks (Fig. 10a)",
-            heatmap(spearman_matrix(by_subtask), subtasks, subtasks, "Spearman ρ"),
-        ),
-        (
-            "UniG2U Spearman ρ of Δ across models (Fig. 10b)",
-            heatmap(spearman_matrix(by_subtask.T), labels, labels, "Spearman ρ"),
-        ),
-    ]
-
-
-def gap_scatter(points: Mapping[str, tuple[float | None, float | None]]) -> Rendered | None:
-    """GapEval Fig. 3: overall Gap against ability (mean Und./Gen.)."""
+def scatter(
+    points: Mapping[str, tuple[float | None, float | None]], xlabel: str, ylabel: str, title: str
+) -> Rendered | None:
+    """One labelled point per model; models with a missing coordinate are left out (None if none is left)."""
     points = {m: p for m, p in points.items() if p[0] is not None and p[1] is not None}
     if not points:
         return None
@@ -157,7 +111,7 @@ def gap_scatter(points: Mapping[str, tuple[float | None, float | None]]) -> Rend
     for label, (x, y) in points.items():
         ax.scatter(x, y)
         ax.annotate(label, (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points")
-    ax.set_xlabel("ability: mean of Und. and Gen. accuracy (%)")
-    ax.set_ylabel("overall Gap Score ↓")
-    ax.set_title("GapEval: gap vs ability")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
     return _render(fig)

@@ -1,4 +1,9 @@
-"""Render boards as Markdown, CSV, LaTeX and one self-contained HTML page (figures embedded as PNG data URIs)."""
+"""Render boards as Markdown, CSV, LaTeX and one self-contained HTML page (figures embedded as PNG data URIs).
+
+A cell none of whose samples could be scored prints '—' and a cell with some invalid samples its value and
+'†'; the notes under the board say which cells and why (:func:`sample_notes`). The CSV (and
+:func:`board_record`, for JSON) carries every cell's value, clipped interval and samples.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +13,14 @@ import html
 from collections.abc import Iterable
 from pathlib import Path
 
-from lmms_eval_unify.reports.boards import Board, Row
+from lmms_eval_unify.reports.boards import Board, CellSamples, Row
 
 MISSING = "-"
+"""A value that was not computed: the task was not run, or a part the value needs is missing."""
+UNSCORED = "—"
+"""A value none of whose samples could be scored (all invalid, or the model could not run them)."""
+PARTLY_INVALID = "†"
+"""Marks a value some of whose samples could not be scored."""
 
 
 def fmt(value: float | None) -> str:
@@ -18,9 +28,93 @@ def fmt(value: float | None) -> str:
     return MISSING if value is None else f"{value:.2f}"
 
 
+def value_text(row: Row, key: str) -> str:
+    """One value as a table prints it: '—' when none of its samples was scored, else the number ('-' if
+    missing), with '†' when some of its samples were invalid."""
+    value, cell = row.values.get(key), row.cells.get(key)
+    if cell is not None and cell.unscored:
+        return UNSCORED
+    return fmt(value) + (PARTLY_INVALID if value is not None and cell is not None and cell.n_invalid else "")
+
+
 def cell_text(row: Row, keys: tuple[str, ...]) -> str:
     """A table cell: one value, or 'step/sample' style for two keys."""
-    return "/".join(fmt(row.values.get(k)) for k in keys)
+    return "/".join(value_text(row, k) for k in keys)
+
+
+def _percent(count: int, n: int) -> str:
+    return f"{100.0 * count / n:.3g}%"
+
+
+def unscored_reason(cell: CellSamples) -> str:
+    """Why none of a cell's samples was scored: each reason's share (``judge_failed on 100% of 40 samples``)."""
+    reasons = sorted({**cell.invalid, "unsupported": cell.unsupported}.items(), key=lambda kv: -kv[1])
+    shares = [f"{reason} on {_percent(count, cell.n)}" for reason, count in reasons if count]
+    return f"{', '.join(shares)} of {cell.n} samples"
+
+
+def invalid_share(cell: CellSamples) -> str:
+    """How many of a cell's samples were invalid and why (``3 of 40 samples invalid (judge_failed)``)."""
+    reasons = sorted(cell.invalid.items(), key=lambda kv: -kv[1])
+    why = reasons[0][0] if len(reasons) == 1 else ", ".join(f"{reason} {count}" for reason, count in reasons)
+    return f"{cell.n_invalid} of {cell.n} samples invalid ({why})"
+
+
+def sample_notes(board: Board) -> list[str]:
+    """The lines under a board that explain its '—' and '†' cells, per row and reason (columns named by their
+    header, or by value key for 'step/sample' columns)."""
+    unscored: dict[tuple[str, str], list[str]] = {}
+    partial: dict[tuple[str, str], list[str]] = {}
+    for row in board.rows:
+        for header, keys in board.columns:
+            for key in keys:
+                cell = row.cells.get(key)
+                name = header if len(keys) == 1 else key
+                if cell is None or not cell.n:
+                    continue
+                if cell.unscored:
+                    unscored.setdefault((row.label, unscored_reason(cell)), []).append(name)
+                elif cell.n_invalid and row.values.get(key) is not None:
+                    partial.setdefault((row.label, invalid_share(cell)), []).append(name)
+    lines = [f"{UNSCORED} {row} / {', '.join(cols)}: no sample scored, {why}." for (row, why), cols in unscored.items()]
+    return lines + [f"{PARTLY_INVALID} {row} / {', '.join(cols)}: {why}." for (row, why), cols in partial.items()]
+
+
+def all_notes(board: Board) -> list[str]:
+    """The board's own notes, then :func:`sample_notes`."""
+    return [*board.notes, *sample_notes(board)]
+
+
+def cell_record(board: Board, row: Row, key: str) -> dict:
+    """One cell as data: its value (None when missing or unscored), clipped 95% interval, and samples (`n`,
+    `invalid`, `unsupported`, `reasons`: failure reason -> samples; absent when not built from samples)."""
+    cell = row.cells.get(key)
+    unscored = cell is not None and cell.unscored
+    interval = None if unscored else board.interval(row, key)
+    record: dict = {
+        "value": None if unscored else row.values.get(key),
+        "ci_low": interval[0] if interval else None,
+        "ci_high": interval[1] if interval else None,
+    }
+    if cell is not None:
+        record |= {"n": cell.n, "invalid": cell.n_invalid, "unsupported": cell.unsupported}
+        record["reasons"] = dict(cell.invalid)
+    return record
+
+
+def board_record(board: Board) -> dict:
+    """A board as JSON-ready data: key, title, columns, notes (:func:`all_notes`) and per row every cell's
+    :func:`cell_record`."""
+    return {
+        "key": board.key,
+        "title": board.title,
+        "columns": [{"header": header, "keys": list(keys)} for header, keys in board.columns],
+        "notes": all_notes(board),
+        "rows": [
+            {"model": row.label, "cells": {k: cell_record(board, row, k) for k in board.value_keys()}}
+            for row in board.rows
+        ],
+    }
 
 
 def markdown(board: Board) -> str:
@@ -31,27 +125,35 @@ def markdown(board: Board) -> str:
         "| " + " | ".join(header) + " |",
         "|" + "---|" + "---:|" * len(board.columns),
     ]
-    lines += [
-        "| " + " | ".join([r.label, *(cell_text(r, k) for _, k in board.columns)]) + " |" for r in board.rows
-    ]
-    lines += ["", *(f"_{note}_" for note in board.notes)]
+    lines += ["| " + " | ".join([r.label, *(cell_text(r, k) for _, k in board.columns)]) + " |" for r in board.rows]
+    lines += ["", *(f"_{note}_" for note in all_notes(board))]
     return "\n".join(lines).rstrip() + "\n"
 
 
+SAMPLE_COLUMNS = ("n", "invalid", "unsupported")
+"""The CSV's per-cell sample counts (`<key> n`, ...)."""
+
+
 def write_csv(board: Board, path: Path) -> None:
-    """One row per model; every value key, plus `<key> ci_low/ci_high` where an interval exists."""
+    """One row per model; every value key ('-' when missing or unscored), plus `<key> ci_low/ci_high` where
+    an interval exists (clipped to the key's range) and `<key> n/invalid/unsupported` where the value is built
+    from samples."""
     keys = board.value_keys()
     with_ci = [k for k in keys if any(r.intervals.get(k) for r in board.rows)]
+    with_samples = [k for k in keys if any(k in r.cells for r in board.rows)]
+    header = [f"{k} {side}" for k in with_ci for side in ("ci_low", "ci_high")]
+    header += [f"{k} {count}" for k in with_samples for count in SAMPLE_COLUMNS]
     with path.open("w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
-        writer.writerow(["model", *keys, *(f"{k} {side}" for k in with_ci for side in ("ci_low", "ci_high"))])
+        writer.writerow(["model", *keys, *header])
         for r in board.rows:
-            cis = [r.intervals.get(k) for k in with_ci]
+            cells = {k: cell_record(board, r, k) for k in keys}
             writer.writerow(
                 [
                     r.label,
-                    *(_csv_number(r.values.get(k)) for k in keys),
-                    *(_csv_number(ci[i] if ci else None) for ci in cis for i in (0, 1)),
+                    *(_csv_number(cells[k]["value"]) for k in keys),
+                    *(_csv_number(cells[k][side]) for k in with_ci for side in ("ci_low", "ci_high")),
+                    *(cells[k].get(count, MISSING) for k in with_samples for count in SAMPLE_COLUMNS),
                 ]
             )
 
@@ -79,6 +181,8 @@ LATEX_SPECIAL = {
     "−": "-",
     "×": r"$\times$",
     "±": r"$\pm$",
+    UNSCORED: "---",
+    PARTLY_INVALID: r"\textsuperscript{\dag}",
 }
 
 
@@ -102,11 +206,11 @@ def latex(board: Board) -> str:
         "\\midrule",
     ]
     lines += [
-        " & ".join([latex_escape(r.label), *(cell_text(r, k) for _, k in board.columns)]) + " \\\\"
+        " & ".join([latex_escape(r.label), *(latex_escape(cell_text(r, k)) for _, k in board.columns)]) + " \\\\"
         for r in board.rows
     ]
     lines += ["\\bottomrule", "\\end{tabular}"]
-    lines += [f"\\par\\footnotesize {latex_escape(note)}" for note in board.notes]
+    lines += [f"\\par\\footnotesize {latex_escape(note)}" for note in all_notes(board)]
     lines += ["\\end{table}", ""]
     return "\n".join(lines)
 
@@ -115,9 +219,10 @@ def _interval_text(interval: tuple[float, float] | None) -> str:
     return MISSING if interval is None else f"[{interval[0]:.2f}, {interval[1]:.2f}]"
 
 
-def _html_cell(row: Row, keys: tuple[str, ...]) -> str:
+def _html_cell(board: Board, row: Row, keys: tuple[str, ...]) -> str:
     text = html.escape(cell_text(row, keys))
-    intervals = [row.intervals.get(k) for k in keys]
+    intervals = [cell_record(board, row, k) for k in keys]
+    intervals = [(c["ci_low"], c["ci_high"]) if c["ci_low"] is not None else None for c in intervals]
     if any(intervals):
         ci = " / ".join(_interval_text(iv) for iv in intervals)
         text += f'<br><span class="ci">{html.escape(ci)}</span>'
@@ -127,10 +232,10 @@ def _html_cell(row: Row, keys: tuple[str, ...]) -> str:
 def html_board(board: Board) -> str:
     head = "".join(f"<th>{html.escape(h)}</th>" for h in ["Model", *(h for h, _ in board.columns)])
     body = "".join(
-        f"<tr><th>{html.escape(r.label)}</th>{''.join(_html_cell(r, k) for _, k in board.columns)}</tr>"
+        f"<tr><th>{html.escape(r.label)}</th>{''.join(_html_cell(board, r, k) for _, k in board.columns)}</tr>"
         for r in board.rows
     )
-    notes = "".join(f"<p class='note'>{html.escape(n)}</p>" for n in board.notes)
+    notes = "".join(f"<p class='note'>{html.escape(n)}</p>" for n in all_notes(board))
     return f"<h2>{html.escape(board.title)}</h2><table><tr>{head}</tr>{body}</table>{notes}"
 
 

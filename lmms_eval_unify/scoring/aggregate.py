@@ -7,10 +7,15 @@ Every function accepts plain floats or numpy arrays of bootstrap replicates (ele
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import TypeVar
 
 import numpy as np
 
-Score = float | np.ndarray | None
+Value = float | np.ndarray
+"""A score the model has: one number, or an array of bootstrap replicates."""
+Score = Value | None
+FloatOrArray = TypeVar("FloatOrArray", float, np.ndarray)
+"""An element-wise transform's input and output: a float stays a float, an array stays an array."""
 
 
 def mean_missing_as_zero(scores: Sequence[Score]) -> Score:
@@ -27,10 +32,11 @@ def mean_missing_as_zero(scores: Sequence[Score]) -> Score:
 def weighted_mean(scores: Mapping[str, Score], sizes: Mapping[str, float]) -> Score:
     """Sample-weighted mean of `scores` over the keys of `sizes`; `None` if any part is missing."""
     parts = [scores.get(key) for key in sizes]
-    if any(p is None for p in parts):
+    known = [p for p in parts if p is not None]
+    if len(known) < len(parts):
         return None
     total = float(sum(sizes.values()))
-    return sum(p * (sizes[key] / total) for p, key in zip(parts, sizes, strict=True))
+    return sum(p * (sizes[key] / total) for p, key in zip(known, sizes, strict=True))
 
 
 def difference(score: Score, reference: Score) -> Score:

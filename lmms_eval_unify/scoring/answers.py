@@ -52,14 +52,11 @@ def extract_choice(text: str, labels: Sequence[str], option_texts: Sequence[str]
         hits = {
             label
             for label, option in zip(valid, option_texts, strict=False)
-            if (body := split_option(option)[1].lower())
-            and re.search(rf"(?<!\w){re.escape(body)}(?!\w)", lowered)
+            if (body := split_option(option)[1].lower()) and re.search(rf"(?<!\w){re.escape(body)}(?!\w)", lowered)
         }
         if len(hits) == 1:
             return hits.pop()
-    standalone = {
-        m for m in re.findall(r"(?<![A-Za-z'’])([A-Z])(?![A-Za-z'’])", normal) if m in valid and m != "I"
-    }
+    standalone = {m for m in re.findall(r"(?<![A-Za-z'’])([A-Z])(?![A-Za-z'’])", normal) if m in valid and m != "I"}
     return standalone.pop() if len(standalone) == 1 else None
 
 

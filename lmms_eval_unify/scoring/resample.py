@@ -52,9 +52,7 @@ def score(units: Mapping[str, Features], row_fn: RowFn) -> dict[str, Score]:
 
 def bootstrap(units: Mapping[str, Features], row_fn: RowFn, replicates: int, seed: int) -> dict[str, Score]:
     """Bootstrap replicates of every column of a row (arrays of length `replicates`)."""
-    means = {
-        u: feature_means(f, bootstrap_weights(seed, u, n_samples(f), replicates)) for u, f in units.items()
-    }
+    means = {u: feature_means(f, bootstrap_weights(seed, u, n_samples(f), replicates)) for u, f in units.items()}
     return row_fn(means, _sizes(units))
 
 

@@ -22,9 +22,7 @@ UNSUPPORTED_KEY = "unsupported"
 def sample_unsupported(row: Mapping) -> bool:
     """True if a sample says the model could not run it: `unsupported` at top level or in `details`."""
     details = row.get("details")
-    return bool(row.get(UNSUPPORTED_KEY)) or (
-        isinstance(details, Mapping) and bool(details.get(UNSUPPORTED_KEY))
-    )
+    return bool(row.get(UNSUPPORTED_KEY)) or (isinstance(details, Mapping) and bool(details.get(UNSUPPORTED_KEY)))
 
 
 def is_unsupported(rows: Sequence[Mapping]) -> bool:
@@ -32,7 +30,8 @@ def is_unsupported(rows: Sequence[Mapping]) -> bool:
     return all(sample_unsupported(row) for row in rows)
 
 
-def _as_float(value: object) -> float:
+def _as_float(value: float | str | list[object] | dict[str, object] | None) -> float:
+    """A sample's JSON value as a number: NaN for null, text and nested values."""
     if value is None or isinstance(value, (dict, list, str)):
         return math.nan
     return float(value)

@@ -123,9 +123,7 @@ def scorer(
                 row = failure_row(doc, parsed.failure, params)
             else:
                 outcome = score(doc, parsed, **params)
-                row = (
-                    failure_row(doc, outcome, params) if isinstance(outcome, OutputFailure) else _row(outcome)
-                )
+                row = failure_row(doc, outcome, params) if isinstance(outcome, OutputFailure) else _row(outcome)
                 if parsed.record.images:
                     row["details"]["generated_images"] = [str(path) for path in parsed.record.images]
             return {**row, **(doc_fields(doc) if doc_fields else {})}

@@ -210,9 +210,7 @@ class OpenAICompatServer:
     def start(self) -> OpenAICompatServer:
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_class(self))
         self._httpd.daemon_threads = True
-        threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        ).start()
+        threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         self._timer = threading.Timer(self.max_lifetime_s, self.stop)
         self._timer.daemon = True
         self._timer.start()
@@ -240,9 +238,7 @@ class OpenAICompatServer:
             "object": "chat.completion",
             "created": int(time.time()),
             "model": request.model,
-            "choices": [
-                {"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}
-            ],
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
             "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
         }
         return Reply(200, body)

@@ -12,7 +12,6 @@ from lmms_eval_unify.benchmarks.unig2u.spec import (
     HUB_ROOT,
     JUDGED,
     MODES,
-    PAPER_SCORE,
     SUBTASKS,
     task_name,
 )
@@ -33,7 +32,8 @@ FAMILIES = {
     "babyvision": ("image_doc_to_visual", "score_judged", "BABYVISION", 4096, 4096),
     "illusion": ("image_doc_to_visual", "score_answer", None, 64, 64),
 }
-PUZZLE_STEPS = {"maze": "steps", "sliding": "steps_words"}
+PUZZLE_FAMILIES = ("maze", "sliding", "jigsaw")
+"""Subtasks that include a shared puzzle task template (``tasks/puzzles/_<name>_yaml``)."""
 
 
 class _Function(str):
@@ -47,11 +47,16 @@ MULTI_IMAGE_FAMILIES = ("vsp", "mmsi")
 """Subtasks with several input images: only there does the released code's first-image-only stage 1 differ."""
 
 
-def uni_mmmu_jigsaw_generation() -> dict:
-    """The ``generation_kwargs`` of the Uni-MMMU jigsaw task (its step protocol and prompts)."""
+def puzzle_template(name: str) -> str:
+    """The shared template of the ``name`` puzzle task, relative to this folder."""
+    return f"../puzzles/_{name}_yaml"
+
+
+def puzzle_generation(name: str) -> dict:
+    """The ``generation_kwargs`` of the shared ``name`` puzzle template (its step protocol and prompts)."""
     loader = type("Loader", (yaml.SafeLoader,), {})
     loader.add_constructor("!function", lambda load, node: load.construct_scalar(node))
-    text = (HERE.parent / "uni_mmmu" / "uni_mmmu_jigsaw.yaml").read_text()
+    text = (HERE / puzzle_template(name)).read_text()
     return dict(yaml.load(text, Loader=loader)["generation_kwargs"])
 
 
@@ -62,43 +67,29 @@ def task_config(name: str, mode: str) -> dict:
     data_files = [HUB_ROOT + f for f in subtask.files]
     common = {
         "test_split": subtask.split,
-        "dataset_kwargs": {
-            "data_files": {subtask.split: data_files[0] if len(data_files) == 1 else data_files}
-        },
+        "dataset_kwargs": {"data_files": {subtask.split: data_files[0] if len(data_files) == 1 else data_files}},
     }
-    if subtask.family == "jigsaw":
-        # The Uni-MMMU jigsaw task is included (visuals, prompt; in GtA its two-panel step protocol); ours
-        # wins where both set a key. The score is UniG2U's (text accuracy), the answer space reads UniG2U's fields.
-        config["include"] = ["_default_template_yaml", "../uni_mmmu/uni_mmmu_jigsaw.yaml"]
-        config |= common | {
-            "dataset_name": None,
-            "doc_to_text": _Function("lmms_eval_unify.benchmarks.uni_mmmu.inputs.jigsaw_doc_to_text"),
-            "doc_to_target": "label",
-            "process_results": _Function(f"{BENCH}.scoring.score_jigsaw"),
-        }
-        protocol = (
-            uni_mmmu_jigsaw_generation()
-            if gta
-            else {"protocol": "direct", "max_new_tokens": 1024, "temperature": 0}
-        )
-        config["generation_kwargs"] = protocol | {"answer_space": f"{SPACES}:JIGSAW"}
-    elif subtask.family in PUZZLE_STEPS:
-        # The Uni-MMMU task is included as is: its prompt, visuals, answer space and step protocol.
-        # The first include wins in lmms-eval: ours, then the Uni-MMMU task.
-        config["include"] = ["_default_template_yaml", f"../uni_mmmu/uni_mmmu_{name}.yaml"]
-        config |= common | {
-            "dataset_name": None,
-            "doc_to_text": _Function("lmms_eval_unify.benchmarks.uni_mmmu.inputs.puzzle_doc_to_text"),
-        }
-        config["doc_to_target"] = PUZZLE_STEPS[name]
-        config["process_results"] = _Function(f"{BENCH}.scoring.score_move_puzzle")
-        if not gta:
-            config["generation_kwargs"] = {
-                "protocol": "direct",
-                "answer_space": f"lmms_eval_unify.puzzles.answer_space:{name.upper()}",
-                "max_new_tokens": 1024,
-                "temperature": 0,
-            }
+    if subtask.family in PUZZLE_FAMILIES:
+        # The shared puzzle task is included first, so it wins over our template (the first include wins in
+        # lmms-eval): its visuals, prompt, answer field and, in GtA, its step protocol. Our keys win over both.
+        config["include"] = [puzzle_template(name), "_default_template_yaml"]
+        config |= common | {"dataset_name": None}
+        if subtask.family == "jigsaw":
+            # The score is UniG2U's (text accuracy); the answer space reads UniG2U's fields.
+            config["process_results"] = _Function(f"{BENCH}.scoring.score_jigsaw")
+            protocol = (
+                puzzle_generation(name) if gta else {"protocol": "direct", "max_new_tokens": 1024, "temperature": 0}
+            )
+            config["generation_kwargs"] = protocol | {"answer_space": f"{SPACES}:JIGSAW"}
+        else:
+            config["process_results"] = _Function(f"{BENCH}.scoring.score_move_puzzle")
+            if not gta:
+                config["generation_kwargs"] = {
+                    "protocol": "direct",
+                    "answer_space": f"lmms_eval_unify.puzzles.answer_space:{name.upper()}",
+                    "max_new_tokens": 1024,
+                    "temperature": 0,
+                }
     else:
         visual, results, space, direct_tokens, gta_tokens = FAMILIES[subtask.family]
         space = space or name.upper()
@@ -119,11 +110,10 @@ def task_config(name: str, mode: str) -> dict:
             config["generation_kwargs"]["gen_inputs"] = "first"
         config["lmms_eval_specific_kwargs"] = {"default": {"subtask": name, "mode": "gta" if gta else mode}}
     config["metadata"] = {
-        "version": 1.0,
+        "version": 2.0,
         "benchmark": "unig2u",
         "category": subtask.category,
         "subtask": name,
-        "paper_score": PAPER_SCORE,
     }
     if name in JUDGED:
         config["metadata"]["judged"] = True
@@ -131,7 +121,7 @@ def task_config(name: str, mode: str) -> dict:
 
 
 def group_config(name: str, tasks: list[str]) -> dict:
-    return {"group": name, "task": tasks, "metadata": {"version": 1.0}}
+    return {"group": name, "task": tasks, "metadata": {"version": 2.0}}
 
 
 HEADER = "# Generated by _make_yamls.py from lmms_eval_unify/benchmarks/unig2u/spec.py; edit those.\n"

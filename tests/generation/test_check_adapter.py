@@ -4,11 +4,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from PIL import Image
 
 from lmms_eval_unify.cli import main
 from lmms_eval_unify.generation import check_adapter
-from lmms_eval_unify.generation.model import UNDERSTAND_AND_GENERATE, UnifiedModel
+from lmms_eval_unify.generation.adapter import UNDERSTAND_AND_GENERATE, UnifiedModel
 from lmms_eval_unify.generation.protocols import PROTOCOLS
 
 
@@ -40,9 +41,7 @@ def test_the_oracle_passes_every_protocol_through_the_cli(tmp_path, capsys):
     assert main(["check-adapter", "unify_oracle", "--output_dir", str(tmp_path)]) == 0
     out = capsys.readouterr().out
     rows = {
-        line.split()[0]: line.split()[1]
-        for line in out.splitlines()
-        if line.split()[:1] in [[p] for p in PROTOCOLS]
+        line.split()[0]: line.split()[1] for line in out.splitlines() if line.split()[:1] in [[p] for p in PROTOCOLS]
     }
     assert rows == {protocol: "ok" for protocol in PROTOCOLS}
     assert "1 image(s) 64x64" in out and "3 video frame(s)" in out and "all 7 claimed protocols work" in out
@@ -73,15 +72,13 @@ def test_main_exits_1_when_a_claimed_protocol_fails_and_0_when_all_work(tmp_path
 
 
 def test_a_model_that_cannot_be_built_exits_2_with_the_reason(tmp_path, capsys):
-    assert (
-        main(["check-adapter", "unify_random", "--model_args", "seed=abc", "--output_dir", str(tmp_path)])
-        == 2
-    )
+    assert main(["check-adapter", "unify_random", "--model_args", "seed=abc", "--output_dir", str(tmp_path)]) == 2
     assert "model argument seed='abc': expected int" in capsys.readouterr().out
     assert main(["check-adapter", "no_such_model", "--output_dir", str(tmp_path)]) == 2
     assert "no_such_model: cannot build the model" in capsys.readouterr().out
 
 
+@pytest.mark.subprocess
 def test_the_installed_command_runs_it(tmp_path):
     command = Path(sys.executable).parent / "lmms-eval-unify"
     done = subprocess.run(

@@ -3,10 +3,10 @@
 import pytest
 from PIL import Image
 
-from lmms_eval_unify.generation.model import UNDERSTAND_AND_GENERATE, UnifiedModel
+from lmms_eval_unify.generation.adapter import UNDERSTAND_AND_GENERATE, UnifiedModel
 from lmms_eval_unify.integration.plugin import install_task_index
 from lmms_eval_unify.output.record import UnifiedOutput
-from lmms_eval_unify.puzzles.dataset import write_uni_mmmu_puzzles
+from lmms_eval_unify.puzzles.dataset import write_puzzles
 from lmms_eval_unify.puzzles.scoring import METRICS
 
 EXPECTED_REASONS = {
@@ -50,9 +50,7 @@ class FaultyAdapter(UnifiedModel):
                 (store.root / path).write_bytes(b"\x89PNG truncated")
             images = {4: ["../../../../etc/hostname"], 5: [path]}.get(doc_id, [path])
             text = '<ANSWER_JSON>["up"]</ANSWER_JSON>'
-            return UnifiedOutput(
-                "image_sequence_then_answer", text=text, images=images, root=str(store.root)
-            ).to_json()
+            return UnifiedOutput("image_sequence_then_answer", text=text, images=images, root=str(store.root)).to_json()
         return None
 
 
@@ -61,7 +59,7 @@ def test_every_malformed_output_scores_zero_with_a_reason(tmp_path, monkeypatch)
     from lmms_eval.evaluator import simple_evaluate
     from lmms_eval.tasks import TaskManager
 
-    write_uni_mmmu_puzzles(tmp_path / "data", 7, 1, seed=3)
+    write_puzzles(tmp_path / "data" / "uni_mmmu", 7, 1, seed=3)
     monkeypatch.setenv("LMMS_EVAL_UNIFY_DATA_DIR", str(tmp_path / "data"))
     install_task_index()
     model = FaultyAdapter(output_dir=str(tmp_path / "media"))
@@ -73,9 +71,7 @@ def test_every_malformed_output_scores_zero_with_a_reason(tmp_path, monkeypatch)
     for doc_id, reason in EXPECTED_REASONS.items():
         sample = samples[doc_id]
         if reason.endswith("_is_not_invalid"):
-            assert (
-                sample["invalid_outputs"] == ""
-            )  # one image for a longer path is a wrong answer, not bad output
+            assert sample["invalid_outputs"] == ""  # one image for a longer path is a wrong answer, not bad output
         else:
             assert sample["invalid_outputs"] == reason, (doc_id, sample["details"])
         if doc_id != 5:
@@ -105,7 +101,7 @@ def test_every_adapter_has_typed_settings_that_describe_derives_from(cls):
 
     import torch
 
-    from lmms_eval_unify.generation.model import RUN_ONLY, ModelSettings
+    from lmms_eval_unify.generation.settings import RUN_ONLY, ModelSettings
 
     settings_class = cls.settings_class
     assert dataclasses.is_dataclass(settings_class) and issubclass(settings_class, ModelSettings)
@@ -143,9 +139,7 @@ def test_describe_and_the_media_folder_are_the_same_as_before_typed_settings():
         "image_temperature": 1.0,
         "max_new_tokens": None,
     }
-    assert (
-        configuration_folder("janus_pro", model.describe()) == "janus_pro-156a63ac88"
-    )  # the name HEAD~ gave it
+    assert configuration_folder("janus_pro", model.describe()) == "janus_pro-156a63ac88"  # the name HEAD~ gave it
 
 
 def test_unknown_model_argument_is_rejected_with_the_valid_ones(tmp_path):
@@ -171,7 +165,7 @@ def test_unknown_model_argument_is_rejected_with_the_valid_ones(tmp_path):
 def test_a_model_argument_of_the_wrong_type_names_the_argument_and_the_type(tmp_path, args, message):
     from lmms_eval_unify.model_adapters.baselines import UnifyRandom
 
-    from lmms_eval_unify.generation.model import ModelArgumentError
+    from lmms_eval_unify.generation.settings import ModelArgumentError
 
     with pytest.raises(ModelArgumentError, match=rf"^unify_random: model argument {message}"):
         UnifyRandom(output_dir=str(tmp_path), **args)
@@ -181,7 +175,7 @@ def test_settings_convert_strings_and_lmms_eval_values_to_the_field_types():
     from lmms_eval_unify.model_adapters.composed import ComposedSettings
     from lmms_eval_unify.model_adapters.janus_pro import JanusProSettings
 
-    from lmms_eval_unify.generation.model import ModelArgumentError
+    from lmms_eval_unify.generation.settings import ModelArgumentError
 
     parsed = JanusProSettings.from_model_args(
         "janus_pro",

@@ -51,9 +51,7 @@ def test_upstream_visual_cot_flag_means_generate_then_answer(scripted):
 
 
 def test_image_sequence_stops_on_stop_word_and_keeps_history(scripted):
-    model = scripted(
-        ["Next, move up.", "Next, move left.", "Done.", '<ANSWER_JSON>["up","left"]</ANSWER_JSON>']
-    )
+    model = scripted(["Next, move up.", "Next, move left.", "Done.", '<ANSWER_JSON>["up","left"]</ANSWER_JSON>'])
     options = {"protocol": "image_sequence_then_answer", "max_steps": 5, "step_prompt": "step {step}?"}
     parsed = _run(model, "Solve.", options)
     kinds = [(c[0], c[3], c[4]) for c in model.calls]
@@ -92,8 +90,7 @@ def test_missing_primitive_is_unsupported_not_a_crash(scripted):
 def test_unknown_protocol_and_primitive_failure_are_recorded(scripted):
     model = scripted([])
     assert (
-        parse_output(model.generate_until([make_request("x", {"protocol": "nope"})])[0]).failure.reason
-        == "model_error"
+        parse_output(model.generate_until([make_request("x", {"protocol": "nope"})])[0]).failure.reason == "model_error"
     )
     model = scripted([])  # understand() pops from an empty script -> IndexError inside the primitive
     parsed = _run(model, "x", {})
@@ -123,9 +120,7 @@ def test_resume_does_not_reuse_an_output_for_other_input_images(scripted):
     again = scripted(["red answer"])
     assert json.loads(again.generate_until([make_request("Q", {}, colour="red")])[0])["text"] == "red answer"
     assert again.calls != []
-    assert json.loads(scripted([]).generate_until([make_request("Q", {}, colour="red")])[0])["text"] == (
-        "red answer"
-    )
+    assert json.loads(scripted([]).generate_until([make_request("Q", {}, colour="red")])[0])["text"] == ("red answer")
 
 
 def test_visuals_fingerprint_sees_pixels_bytes_and_files_without_decoding(tmp_path):

@@ -37,9 +37,7 @@ def test_model_inputs_by_capability(tmp_path):
     image = Image.new("RGB", (4, 4), "red")
     as_frames = model_inputs([image, str(path)], watches_video=False, max_images=None)
     assert len(as_frames) == 7 and all(isinstance(x, Image.Image) for x in as_frames)
-    assert model_inputs([image, {"video": str(path)}], watches_video=True, max_images=None)[1] == Video(
-        str(path)
-    )
+    assert model_inputs([image, {"video": str(path)}], watches_video=True, max_images=None)[1] == Video(str(path))
     first_only = model_inputs([str(path), image], watches_video=False, max_images=1)
     assert len(first_only) == 1 and round(np.asarray(first_only[0]).mean() / 10) == 1
 

@@ -10,9 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from lmms_eval_unify.integration.plugin import install_task_index, manifests, tasks_path
+from lmms_eval_unify.integration.paths import tasks_path
+from lmms_eval_unify.integration.plugin import install_task_index, manifests
 from lmms_eval_unify.puzzles import DOMAINS
-from lmms_eval_unify.puzzles.dataset import random_baseline_expectation, write_uni_mmmu_puzzles
+from lmms_eval_unify.puzzles.dataset import random_baseline_expectation, write_puzzles
 from lmms_eval_unify.puzzles.scoring import METRICS
 
 N_ITEMS = 40
@@ -26,6 +27,7 @@ def test_tasks_path_holds_our_yaml():
     assert (tasks_path() / "uni_mmmu" / "uni_mmmu_maze.yaml").is_file()
 
 
+@pytest.mark.heavy  # lmms-eval's task index
 def test_our_names_take_precedence_over_builtins():
     from lmms_eval.tasks import TaskManager
 
@@ -41,7 +43,7 @@ def test_our_names_take_precedence_over_builtins():
 @pytest.fixture(scope="module")
 def generated_data(tmp_path_factory):
     root = tmp_path_factory.mktemp("data")
-    write_uni_mmmu_puzzles(root, N_ITEMS, N_ITEMS, seed=1)
+    write_puzzles(root / "uni_mmmu", N_ITEMS, N_ITEMS, seed=1)
     return root
 
 
@@ -74,10 +76,7 @@ def _run_cli(model, data_dir, out_dir):
     assert done.returncode == 0, done.stderr[-3000:]
     results = json.loads(next(out_dir.rglob("*_results.json")).read_text())["results"]
     samples = {
-        task: [
-            json.loads(line)
-            for line in next(out_dir.rglob(f"*_samples_{task}.jsonl")).read_text().splitlines()
-        ]
+        task: [json.loads(line) for line in next(out_dir.rglob(f"*_samples_{task}.jsonl")).read_text().splitlines()]
         for task in ("uni_mmmu_maze", "uni_mmmu_sliding")
     }
     return results, samples
@@ -106,11 +105,7 @@ def test_cli_random_matches_its_analytic_chance_level(generated_data, tmp_path):
             measured = results[task][f"{metric},none"]
             values = [s[metric] for s in samples[task]]
             # standard error of the mean; 0/1 metrics use the Bernoulli sd at the expected rate
-            sd = (
-                statistics.pstdev(values)
-                if "step" in metric
-                else math.sqrt(expected[metric] * (1 - expected[metric]))
-            )
+            sd = statistics.pstdev(values) if "step" in metric else math.sqrt(expected[metric] * (1 - expected[metric]))
             assert abs(measured - expected[metric]) <= 4 * sd / math.sqrt(N_ITEMS) + 1e-9, (task, metric)
         assert 0 < results[task]["text_step_acc,none"] < 0.6
 

@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 from cli_runs import BIN, offline_env, results_of, samples_of
 
+pytestmark = pytest.mark.slow  # every test runs the real lmms-eval CLI
+
 PUZZLES = "uni_mmmu_maze,uni_mmmu_sliding"
 
 
@@ -24,9 +26,7 @@ def data_dir(tmp_path_factory) -> Path:
 
 def lmms_eval(out: Path, model: str, tasks: str, env: dict, *extra: str) -> subprocess.CompletedProcess:
     command = [str(BIN / "lmms-eval"), "--model", model, "--tasks", tasks, "--output_path", str(out)]
-    return subprocess.run(
-        [*command, "--log_samples", *extra], env=env, capture_output=True, text=True, timeout=600
-    )
+    return subprocess.run([*command, "--log_samples", *extra], env=env, capture_output=True, text=True, timeout=600)
 
 
 def clean_env(data_dir: Path, **extra: str) -> dict:
@@ -47,9 +47,7 @@ def closed_port() -> int:
 def test_preflight_lists_every_missing_piece_and_generates_nothing(data_dir, tmp_path):
     """Missing DreamSim weights (jigsaw), no judge (geometry) and missing data (MME-Unify) in one listing."""
     out = tmp_path / "run"
-    done = lmms_eval(
-        out, "unify_oracle", "uni_mmmu_jigsaw,uni_mmmu_geometry,mme_unify_sipu", clean_env(data_dir)
-    )
+    done = lmms_eval(out, "unify_oracle", "uni_mmmu_jigsaw,uni_mmmu_geometry,mme_unify_sipu", clean_env(data_dir))
     assert done.returncode == 2, done.stderr[-3000:]
     block = done.stderr
     assert "preflight: 3 problem(s); nothing was generated" in block
@@ -134,10 +132,7 @@ def test_runs_with_different_model_args_keep_separate_media(data_dir, tmp_path):
     out, env = tmp_path / "run", clean_env(data_dir)
     roots = {}
     for seed in ("1", "2"):
-        assert (
-            lmms_eval(out, "unify_random", "uni_mmmu_maze", env, "--model_args", f"seed={seed}").returncode
-            == 0
-        )
+        assert lmms_eval(out, "unify_random", "uni_mmmu_maze", env, "--model_args", f"seed={seed}").returncode == 0
         rows = sorted(out.rglob("*_samples_uni_mmmu_maze.jsonl"), key=lambda p: p.stat().st_mtime)[-1]
         records = [json.loads(json.loads(line)["filtered_resps"]) for line in rows.read_text().splitlines()]
         roots[seed] = {r["root"] for r in records}

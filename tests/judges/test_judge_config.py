@@ -49,9 +49,7 @@ def test_endpoint_precedence(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("LMMS_EVAL_UNIFY_JUDGE_API_KEY", "k-ours")
     endpoint = resolve_endpoint(JudgeConfig(), "template-model")
     assert (endpoint.base_url, endpoint.model, endpoint.api_key) == ("http://ours/v1", "env-model", "k-ours")
-    override = JudgeConfig.coerce(
-        {"base_url": "http://task/v1", "model": "task-model", "api_key_env": "TASK_KEY"}
-    )
+    override = JudgeConfig.coerce({"base_url": "http://task/v1", "model": "task-model", "api_key_env": "TASK_KEY"})
     monkeypatch.setenv("TASK_KEY", "k-task")
     endpoint = resolve_endpoint(override, "template-model")
     assert (endpoint.base_url, endpoint.model, endpoint.api_key) == ("http://task/v1", "task-model", "k-task")

@@ -53,9 +53,7 @@ def test_unparseable_binary_replies_are_invalid(reply: str) -> None:
 
 
 def test_scores_and_ranges() -> None:
-    assert parse_reply('{"answer_visual_score": 4, "reasoning": "..."}', SCALE).fields == {
-        "answer_visual_score": 4
-    }
+    assert parse_reply('{"answer_visual_score": 4, "reasoning": "..."}', SCALE).fields == {"answer_visual_score": 4}
     assert parse_reply("Score: 3\nThe answer is coherent.", SCALE).fields == {"answer_visual_score": 3}
     assert parse_reply('{"answer_visual_score": 4.0}', SCALE).fields == {"answer_visual_score": 4}
     for bad in ('{"answer_visual_score": 6}', '{"answer_visual_score": 3.5}', '{"answer_visual_score": 0}'):

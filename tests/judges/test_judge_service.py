@@ -101,11 +101,7 @@ def test_extra_body_from_env_and_override(
 
 def test_two_turn_uses_follow_up_and_second_reply(judge_env: Path, server: OpenAICompatServer) -> None:
     def policy(request: ChatRequest) -> str:
-        return (
-            '{"score": 1}'
-            if request.user_turns == 1
-            else '```json\n{"score": 0, "reason": "on reflection"}\n```'
-        )
+        return '{"score": 1}' if request.user_turns == 1 else '```json\n{"score": 0, "reason": "on reflection"}\n```'
 
     server.policy = policy
     result = judge(TEXT_TEMPLATE, variables=text_item("x"), config=FAST_RETRIES)
@@ -157,9 +153,7 @@ def test_client_errors_are_not_retried(judge_env: Path, server: OpenAICompatServ
 def test_cache_hit_on_rerun_makes_zero_requests(judge_env: Path, server: OpenAICompatServer) -> None:
     batch = [JudgeRequest(TEXT_TEMPLATE, text_item(VERDICT_1, question=f"q{i}")) for i in range(5)]
     batch.append(
-        JudgeRequest(
-            IMAGE_TEMPLATE, {"question": "c", "reference": VERDICT_1}, {"image": png_bytes((1, 2, 3))}
-        )
+        JudgeRequest(IMAGE_TEMPLATE, {"question": "c", "reference": VERDICT_1}, {"image": png_bytes((1, 2, 3))})
     )
     first = judge_many(batch, config=FAST_RETRIES, task="demo", progress=False)
     assert server.request_count == 11  # 5 two-turn text judgements + 1 image judgement
@@ -171,13 +165,9 @@ def test_cache_hit_on_rerun_makes_zero_requests(judge_env: Path, server: OpenAIC
     assert all(r.cached for r in second)
     assert [r.fields for r in second] == [r.fields for r in first]
     assert judge_stats()["demo"]["cache_hits"] == 6
-    assert (
-        judge_summary("demo") == "judge demo: 6 judgements, 0 calls made, 6 cache hits, 0 failed, 0 invalid"
-    )
+    assert judge_summary("demo") == "judge demo: 6 judgements, 0 calls made, 6 cache hits, 0 failed, 0 invalid"
 
-    changed = JudgeRequest(
-        IMAGE_TEMPLATE, {"question": "c", "reference": VERDICT_1}, {"image": png_bytes((1, 2, 4))}
-    )
+    changed = JudgeRequest(IMAGE_TEMPLATE, {"question": "c", "reference": VERDICT_1}, {"image": png_bytes((1, 2, 4))})
     assert not judge_many([changed], config=FAST_RETRIES, progress=False)[0].cached  # new image content
     other_model = judge_many(batch[:1], config=FAST_RETRIES | {"model": "other"}, progress=False)
     assert not other_model[0].cached and server.request_count == 14
@@ -187,9 +177,7 @@ def test_unparseable_reply_is_recorded_as_invalid(judge_env: Path, server: OpenA
     items = [
         JudgeRequest(TEXT_TEMPLATE, text_item("<<REPLY:I think it is probably fine.>>")),
         JudgeRequest(TEXT_TEMPLATE, text_item('<<REPLY:{"score": 7}>>')),
-        JudgeRequest(
-            TEXT_TEMPLATE, text_item('<<REPLY:Verdict below.\n{"score": "yes", "reason": "ok"} done>>')
-        ),
+        JudgeRequest(TEXT_TEMPLATE, text_item('<<REPLY:Verdict below.\n{"score": "yes", "reason": "ok"} done>>')),
     ]
     results = judge_many(items, config=FAST_RETRIES | {"two_turn": False}, task="inv", progress=False)
     assert [r.status for r in results] == [INVALID, INVALID, OK]
@@ -201,9 +189,7 @@ def test_unparseable_reply_is_recorded_as_invalid(judge_env: Path, server: OpenA
 def test_concurrency_limit_is_respected(judge_env: Path, server: OpenAICompatServer) -> None:
     server.delay_s = 0.15
     batch = [JudgeRequest(TEXT_TEMPLATE, text_item(VERDICT_1, question=f"q{i}")) for i in range(8)]
-    results = judge_many(
-        batch, config=FAST_RETRIES | {"max_concurrency": 2, "two_turn": False}, progress=False
-    )
+    results = judge_many(batch, config=FAST_RETRIES | {"max_concurrency": 2, "two_turn": False}, progress=False)
     assert all(r.valid for r in results)
     assert server.max_in_flight == 2
 
@@ -320,9 +306,7 @@ def test_an_echoed_api_key_is_redacted_from_reasons_and_logs(
     log_file = tmp_path / "judge.log"
     sink = logger.add(log_file, level="DEBUG")
     try:
-        result = judge(
-            TEXT_TEMPLATE, variables=text_item(VERDICT_1), config=FAST_RETRIES | {"two_turn": False}
-        )
+        result = judge(TEXT_TEMPLATE, variables=text_item(VERDICT_1), config=FAST_RETRIES | {"two_turn": False})
     finally:
         logger.remove(sink)
     assert result.status == FAILED

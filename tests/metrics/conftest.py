@@ -25,10 +25,7 @@ def make_images():
 
     def make(count: int, height: int = 32, width: int = 32, seed: int = 0) -> list[torch.Tensor]:
         generator = torch.Generator().manual_seed(seed)
-        return [
-            torch.randint(0, 256, (3, height, width), dtype=torch.uint8, generator=generator)
-            for _ in range(count)
-        ]
+        return [torch.randint(0, 256, (3, height, width), dtype=torch.uint8, generator=generator) for _ in range(count)]
 
     return make
 

@@ -41,16 +41,12 @@ def _direct_image_embeddings(config, images):
 def _direct_text_embeddings(config, texts):
     clip = get_clip(config)
     with torch.no_grad():
-        return F.normalize(
-            clip.model.encode_text(open_clip.get_tokenizer("ViT-B-32")(texts)).double(), dim=-1
-        )
+        return F.normalize(clip.model.encode_text(open_clip.get_tokenizer("ViT-B-32")(texts)).double(), dim=-1)
 
 
 def test_clip_i_equals_open_clip_cosine(tiny_clip_config, make_images):
     a, b = make_images(3), make_images(3, seed=1)
-    expected = (
-        _direct_image_embeddings(tiny_clip_config, a) * _direct_image_embeddings(tiny_clip_config, b)
-    ).sum(-1)
+    expected = (_direct_image_embeddings(tiny_clip_config, a) * _direct_image_embeddings(tiny_clip_config, b)).sum(-1)
     got = clip_image_similarity(a, b, tiny_clip_config)
     assert got.dtype == torch.float64
     torch.testing.assert_close(got, expected, rtol=0, atol=1e-6)
@@ -103,9 +99,7 @@ def test_batched_choices_equal_one_by_one_on_cpu_fp32(tiny_clip_config, make_ima
     shared = make_images(4, 48, 48, seed=3)
     per_sample = [shared if i % 2 else make_images(4, seed=10 + i) for i in range(12)]
     batched = clip_choices(generated, per_sample, tiny_clip_config)
-    one_config = dataclasses.replace(
-        tiny_clip_config, batch_size=1
-    )  # a fresh backbone, forward one at a time
+    one_config = dataclasses.replace(tiny_clip_config, batch_size=1)  # a fresh backbone, forward one at a time
     singles = [clip_choice(g, c, one_config) for g, c in zip(generated, per_sample, strict=True)]
     assert [c.index for c in batched] == [c.index for c in singles]
     for b, s in zip(batched, singles, strict=True):
@@ -117,9 +111,7 @@ def test_shared_candidates_are_embedded_once(tiny_clip_config, make_images, monk
     clip = get_clip(config)
     forwarded = []
     original = clip.images.forward
-    monkeypatch.setattr(
-        clip.images, "forward", lambda batch: forwarded.append(batch.shape[0]) or original(batch)
-    )
+    monkeypatch.setattr(clip.images, "forward", lambda batch: forwarded.append(batch.shape[0]) or original(batch))
     shared = make_images(4, seed=20)
     clip_choices(make_images(10, seed=21), [shared] * 10, config)
     assert sum(forwarded) == 14
@@ -132,8 +124,7 @@ def test_clip_text_choice(tiny_clip_config):
     choice = clip_text_choice("(C) a red square", options, tiny_clip_config)
     assert choice.index == 2 and choice.similarities[2] == pytest.approx(1.0, abs=1e-12)
     expected = (
-        _direct_text_embeddings(tiny_clip_config, options)
-        @ _direct_text_embeddings(tiny_clip_config, ["(A) a cat"])[0]
+        _direct_text_embeddings(tiny_clip_config, options) @ _direct_text_embeddings(tiny_clip_config, ["(A) a cat"])[0]
     )
     assert clip_text_choice("(A) a cat", options, tiny_clip_config).similarities == pytest.approx(
         expected.tolist(), abs=1e-6

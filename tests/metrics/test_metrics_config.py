@@ -90,14 +90,50 @@ def empty_caches(tmp_path, monkeypatch):
 @pytest.mark.parametrize(
     "family, call, backbone, env_var, looked_in",
     [
-        ("clip_score", lambda c, x: get_clip(c), "ViT-L-14-quickgelu", "LMMS_EVAL_UNIFY_CLIP_L14_CKPT", "models--timm--vit_large_patch14_clip_224.openai"),
-        ("clip_choice", lambda c, x: get_clip(c), "ViT-B-32-quickgelu", "LMMS_EVAL_UNIFY_CLIP_B32_CKPT", "models--timm--vit_base_patch32_clip_224.openai"),
-        ("lpips", lambda c, x: lpips_distance(x, x, config=c), "alex", "LMMS_EVAL_UNIFY_ALEXNET_CKPT", "alexnet-owt-7be5be79.pth"),
-        ("dreamsim", lambda c, x: dreamsim_distance(x, x, c), "dreamsim:ensemble", "LMMS_EVAL_UNIFY_DREAMSIM_DIR", "ensemble_lora/adapter_config.json"),
-        ("fid", lambda c, x: fid(x, x, config=c), "inception_v3", "LMMS_EVAL_UNIFY_INCEPTION_V3_CKPT", "inception_v3_google-0cc3c7bd.pth"),
-        ("fvd", lambda c, x: fvd([x], [x], config=c), "resnet50", "LMMS_EVAL_UNIFY_RESNET50_CKPT", "resnet50-0676ba61.pth"),
+        (
+            "clip_score",
+            lambda c, x: get_clip(c),
+            "ViT-L-14-quickgelu",
+            "LMMS_EVAL_UNIFY_CLIP_L14_CKPT",
+            "models--timm--vit_large_patch14_clip_224.openai",
+        ),
+        (
+            "clip_choice",
+            lambda c, x: get_clip(c),
+            "ViT-B-32-quickgelu",
+            "LMMS_EVAL_UNIFY_CLIP_B32_CKPT",
+            "models--timm--vit_base_patch32_clip_224.openai",
+        ),
+        (
+            "lpips",
+            lambda c, x: lpips_distance(x, x, config=c),
+            "alex",
+            "LMMS_EVAL_UNIFY_ALEXNET_CKPT",
+            "alexnet-owt-7be5be79.pth",
+        ),
+        (
+            "dreamsim",
+            lambda c, x: dreamsim_distance(x, x, c),
+            "dreamsim:ensemble",
+            "LMMS_EVAL_UNIFY_DREAMSIM_DIR",
+            "ensemble_lora/adapter_config.json",
+        ),
+        (
+            "fid",
+            lambda c, x: fid(x, x, config=c),
+            "inception_v3",
+            "LMMS_EVAL_UNIFY_INCEPTION_V3_CKPT",
+            "inception_v3_google-0cc3c7bd.pth",
+        ),
+        (
+            "fvd",
+            lambda c, x: fvd([x], [x], config=c),
+            "resnet50",
+            "LMMS_EVAL_UNIFY_RESNET50_CKPT",
+            "resnet50-0676ba61.pth",
+        ),
     ],
-)  # fmt: skip
+)
 def test_missing_real_weights_raise_a_clear_error(
     empty_caches, make_images, family, call, backbone, env_var, looked_in
 ):

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
 import torch
 
 from lmms_eval_unify.metrics import fid, resolve_config
@@ -52,6 +53,7 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+@pytest.mark.subprocess
 def test_sharded_fid_equals_single_process(tmp_path, make_images):
     script = tmp_path / "worker.py"
     script.write_text(WORKER)

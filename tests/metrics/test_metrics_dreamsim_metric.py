@@ -29,9 +29,7 @@ def _reference_model(directory):
         model,
         LoraConfig(**{k: adapter[k] for k in ("r", "lora_alpha", "lora_dropout", "bias", "target_modules")}),
     )
-    return PeftModel.from_pretrained(
-        model.base_model.model, str(directory / "clip_vitl14_single_lora")
-    ).eval()
+    return PeftModel.from_pretrained(model.base_model.model, str(directory / "clip_vitl14_single_lora")).eval()
 
 
 def _dreamsim_preprocess(image: torch.Tensor) -> torch.Tensor:
@@ -52,14 +50,10 @@ def test_distance_matches_dreamsim_reference(tiny_dreamsim_config, tiny_dreamsim
             torch.stack([_dreamsim_preprocess(x) for x in a]),
             torch.stack([_dreamsim_preprocess(x) for x in b]),
         )
-    torch.testing.assert_close(
-        dreamsim_distance(a, b, tiny_dreamsim_config), expected.double(), rtol=1e-4, atol=1e-5
-    )
+    torch.testing.assert_close(dreamsim_distance(a, b, tiny_dreamsim_config), expected.double(), rtol=1e-4, atol=1e-5)
 
 
-def test_resized_inputs_stay_within_one_uint8_step_of_pil(
-    tiny_dreamsim_config, tiny_dreamsim_dir, make_images
-):
+def test_resized_inputs_stay_within_one_uint8_step_of_pil(tiny_dreamsim_config, tiny_dreamsim_dir, make_images):
     a, b = make_images(2, 150, 260), make_images(2, 300, 200, seed=1)
     reference = _reference_model(tiny_dreamsim_dir)
     with torch.no_grad():
@@ -67,9 +61,7 @@ def test_resized_inputs_stay_within_one_uint8_step_of_pil(
             torch.stack([_dreamsim_preprocess(x) for x in a]),
             torch.stack([_dreamsim_preprocess(x) for x in b]),
         )
-    torch.testing.assert_close(
-        dreamsim_distance(a, b, tiny_dreamsim_config), expected.double(), rtol=0, atol=5e-3
-    )
+    torch.testing.assert_close(dreamsim_distance(a, b, tiny_dreamsim_config), expected.double(), rtol=0, atol=5e-3)
 
 
 def test_identical_images_have_zero_distance(tiny_dreamsim_config, make_images):
@@ -101,9 +93,7 @@ def test_torch_hub_dir_is_restored_after_dreamsim_redirects_it(tmp_path):
     assert torch.hub.get_dir() == before
 
 
-def test_jigsaw_score_penalises_wrong_counts_and_unreadable_images(
-    tiny_dreamsim_config, make_images, tmp_path
-):
+def test_jigsaw_score_penalises_wrong_counts_and_unreadable_images(tiny_dreamsim_config, make_images, tmp_path):
     gen = make_images(2, 64, 64, seed=1)
     refs = make_images(2, 64, 64, seed=2)
     broken = tmp_path / "broken.png"
@@ -127,6 +117,6 @@ def test_jigsaw_score_penalises_wrong_counts_and_unreadable_images(
 
 def test_jigsaw_all_correct_scores_one(tiny_dreamsim_config, make_images):
     refs = make_images(2, 64, 64)
-    assert jigsaw_dreamsim_score(
-        [refs, refs], [tuple(refs)] * 2, tiny_dreamsim_config
-    ).score == pytest.approx(1.0, abs=1e-9)
+    assert jigsaw_dreamsim_score([refs, refs], [tuple(refs)] * 2, tiny_dreamsim_config).score == pytest.approx(
+        1.0, abs=1e-9
+    )

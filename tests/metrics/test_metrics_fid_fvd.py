@@ -35,9 +35,7 @@ def _direct_features(images):
 def _closed_form_frechet(a, b):
     cov_a, cov_b = torch.cov(a.T).numpy(), torch.cov(b.T).numpy()
     mean_term = ((a.mean(0) - b.mean(0)) ** 2).sum().item()
-    return mean_term + float(
-        cov_a.trace() + cov_b.trace() - 2 * scipy.linalg.sqrtm(cov_a @ cov_b).real.trace()
-    )
+    return mean_term + float(cov_a.trace() + cov_b.trace() - 2 * scipy.linalg.sqrtm(cov_a @ cov_b).real.trace())
 
 
 def test_official_fid_is_per_pair_squared_l2(tiny_fid_config, make_images):
@@ -65,9 +63,7 @@ def test_standard_fid_is_frechet_distance_of_the_sets(tiny_fid_config, make_imag
 def test_identical_sets_give_zero(tiny_fid_config, make_images):
     images = make_images(20)
     assert fid(images, images, config=tiny_fid_config).value == 0.0
-    assert fid(images, images, variant="standard", config=tiny_fid_config).value == pytest.approx(
-        0.0, abs=1e-6
-    )
+    assert fid(images, images, variant="standard", config=tiny_fid_config).value == pytest.approx(0.0, abs=1e-6)
 
 
 def test_official_needs_pairs(tiny_fid_config, make_images):
@@ -121,9 +117,7 @@ class _ShapeReportingI3D(nn.Module):
         flags = torch.tensor([float(rescale), float(resize), float(return_features)])
         info = torch.tensor([float(x.shape[1]), float(x.shape[2]), float(x.shape[3]), float(x.shape[4])])
         stats = torch.stack([x.min(), x.max()])
-        per_video = [
-            torch.cat([self.proj(x[i].mean(dim=(1, 2, 3))), flags, info, stats]) for i in range(x.shape[0])
-        ]
+        per_video = [torch.cat([self.proj(x[i].mean(dim=(1, 2, 3))), flags, info, stats]) for i in range(x.shape[0])]
         return torch.stack(per_video)
 
 
@@ -147,17 +141,14 @@ def test_standard_fvd_runs_the_i3d_torchscript_on_224_clips(tmp_path, monkeypatc
     assert features[:, 10].min() >= -1.0 and features[:, 11].max() <= 1.0
 
 
-def test_standard_fid_feeds_uint8_images_to_tf_inception_without_antialias(
-    tmp_path, monkeypatch, make_images
-):
+@pytest.mark.heavy
+def test_standard_fid_feeds_uint8_images_to_tf_inception_without_antialias(tmp_path, monkeypatch, make_images):
     """torch-fidelity's TF-Inception with seeded random weights (its weight file is replaced by an empty one,
     the only part bypassed): our features equal the extractor's own output on the uint8 images."""
     fidelity = pytest.importorskip("torch_fidelity.feature_extractor_inceptionv3")  # optional dependency
     from torchmetrics.image.fid import NoTrainInceptionV3
 
-    monkeypatch.setattr(
-        fidelity.FeatureExtractorInceptionV3, "load_state_dict", lambda self, state, strict=True: None
-    )
+    monkeypatch.setattr(fidelity.FeatureExtractorInceptionV3, "load_state_dict", lambda self, state, strict=True: None)
     path = tmp_path / "weights-inception-2015-12-05-6726825d.pth"
     torch.save({}, path)
     monkeypatch.setenv("LMMS_EVAL_UNIFY_FID_INCEPTION_CKPT", str(path))

@@ -24,9 +24,7 @@ def test_general_covariances_match_scipy_sqrtm():
     a, b = rng.normal(size=(6, 6)), rng.normal(size=(6, 6))
     cov_a, cov_b = a @ a.T + 0.1 * np.eye(6), b @ b.T + 0.1 * np.eye(6)
     mean_a, mean_b = rng.normal(size=6), rng.normal(size=6)
-    expected = ((mean_a - mean_b) ** 2).sum() + np.trace(
-        cov_a + cov_b - 2 * scipy.linalg.sqrtm(cov_a @ cov_b).real
-    )
+    expected = ((mean_a - mean_b) ** 2).sum() + np.trace(cov_a + cov_b - 2 * scipy.linalg.sqrtm(cov_a @ cov_b).real)
     got = frechet_distance(*(torch.from_numpy(x) for x in (mean_a, cov_a, mean_b, cov_b)))
     assert got == pytest.approx(expected, rel=1e-9)
 
@@ -43,9 +41,7 @@ def test_statistics_match_torch_mean_and_cov_and_merge_exactly():
     full = FeatureStatistics.from_features(features)
     torch.testing.assert_close(full.mean, features.mean(0))
     torch.testing.assert_close(full.covariance, torch.cov(features.T))
-    merged = FeatureStatistics.from_features(features[:17]).merged(
-        FeatureStatistics.from_features(features[17:])
-    )
+    merged = FeatureStatistics.from_features(features[:17]).merged(FeatureStatistics.from_features(features[17:]))
     assert merged.count == 50
     torch.testing.assert_close(merged.covariance, full.covariance)
     assert full.all_reduce() is full  # not distributed: unchanged

@@ -34,9 +34,7 @@ def test_official_feeds_unit_range_and_standard_feeds_minus_one_to_one(random_lp
     a, b = make_images(3, 64, 64), make_images(3, 64, 64, seed=1)
     official = lpips_distance(a, b, variant="official", config=random_lpips_config)
     standard = lpips_distance(a, b, variant="standard", config=random_lpips_config)
-    torch.testing.assert_close(
-        official, _direct(random_lpips_config, _unit(a), _unit(b)), rtol=1e-5, atol=1e-6
-    )
+    torch.testing.assert_close(official, _direct(random_lpips_config, _unit(a), _unit(b)), rtol=1e-5, atol=1e-6)
     torch.testing.assert_close(
         standard, _direct(random_lpips_config, 2 * _unit(a) - 1, 2 * _unit(b) - 1), rtol=1e-5, atol=1e-6
     )
@@ -59,21 +57,18 @@ def test_mismatched_pair_is_resized_to_the_smaller_height_and_width(random_lpips
         return F.interpolate(x[None].float() / 255, size=(64, 64), mode="bilinear", align_corners=False)
 
     expected = _direct(random_lpips_config, resize(a), resize(b))
-    torch.testing.assert_close(
-        lpips_distance([a], [b], config=random_lpips_config), expected, rtol=1e-5, atol=1e-6
-    )
+    torch.testing.assert_close(lpips_distance([a], [b], config=random_lpips_config), expected, rtol=1e-5, atol=1e-6)
 
 
 def test_batched_equals_pair_by_pair(random_lpips_config, make_images):
     a = make_images(3, 64, 64) + make_images(2, 72, 64, seed=2)
     b = make_images(3, 64, 64, seed=1) + make_images(2, 72, 64, seed=3)
     batched = lpips_distance(a, b, config=dataclasses.replace(random_lpips_config, batch_size=2))
-    singles = torch.cat(
-        [lpips_distance([x], [y], config=random_lpips_config) for x, y in zip(a, b, strict=True)]
-    )
+    singles = torch.cat([lpips_distance([x], [y], config=random_lpips_config) for x, y in zip(a, b, strict=True)])
     torch.testing.assert_close(batched, singles, rtol=1e-5, atol=1e-6)
 
 
+@pytest.mark.heavy
 def test_trunk_checkpoint_from_env_var_is_loaded_into_every_slice(tmp_path, monkeypatch, make_images):
     torch.manual_seed(123)
     alexnet = torchvision.models.alexnet()

@@ -12,14 +12,12 @@ from pathlib import Path
 import pytest
 
 from lmms_eval_unify.output.record import parse_output
-from lmms_eval_unify.puzzles.dataset import write_uni_mmmu_puzzles
+from lmms_eval_unify.puzzles.dataset import write_puzzles
 
 
 def _load_tiny_models():
     """``tiny_models.py`` of this folder (loaded by path: the folder is not an importable package)."""
-    spec = importlib.util.spec_from_file_location(
-        "adapter_tiny_models", Path(__file__).with_name("tiny_models.py")
-    )
+    spec = importlib.util.spec_from_file_location("adapter_tiny_models", Path(__file__).with_name("tiny_models.py"))
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -67,7 +65,7 @@ def puzzle_data(tmp_path_factory) -> Path:
     from lmms_eval_unify.benchmarks.unig2u.offline.data import generate as generate_unig2u
 
     root = tmp_path_factory.mktemp("unify_data")
-    write_uni_mmmu_puzzles(root, 3, 3, seed=5)
+    write_puzzles(root / "uni_mmmu", 3, 3, seed=5)
     generate_unig2u(root, 2, 5)
     return root
 
@@ -94,8 +92,9 @@ def run_lmms_eval(
     bin_dir = Path(sys.executable).parent
     command = [str(bin_dir / "lmms-eval")]
     if processes > 1:
-        # accelerate launch --cpu starts a single process; torchrun + ACCELERATE_USE_CPU gives gloo ranks
-        command = [str(bin_dir / "torchrun"), "--nproc_per_node", str(processes), "-m", "lmms_eval"]
+        # accelerate launch --cpu starts a single process; torchrun + ACCELERATE_USE_CPU gives gloo ranks.
+        # --standalone: rendezvous on a free port, not the default 29500 (parallel test workers and runs).
+        command = [str(bin_dir / "torchrun"), "--standalone", "--nproc_per_node", str(processes), "-m", "lmms_eval"]
         env["ACCELERATE_USE_CPU"] = "true"
     command += ["--model", model, "--model_args", model_args]
     command += [

@@ -40,15 +40,10 @@ def test_oracle_runs_the_protocol_and_scores_one(tmp_path):
 def test_random_is_seeded_per_sample(tmp_path):
     docs, requests = zip(*(_maze_request(i) for i in range(4)), strict=True)
     docs = dict(enumerate(docs))
-    first = [
-        parse_output(o).text for o in _model(UnifyRandom, tmp_path / "a", docs).generate_until(list(requests))
-    ]
-    again = [
-        parse_output(o).text for o in _model(UnifyRandom, tmp_path / "b", docs).generate_until(list(requests))
-    ]
+    first = [parse_output(o).text for o in _model(UnifyRandom, tmp_path / "a", docs).generate_until(list(requests))]
+    again = [parse_output(o).text for o in _model(UnifyRandom, tmp_path / "b", docs).generate_until(list(requests))]
     other = [
-        parse_output(o).text
-        for o in _model(UnifyRandom, tmp_path / "c", docs, seed=1).generate_until(list(requests))
+        parse_output(o).text for o in _model(UnifyRandom, tmp_path / "c", docs, seed=1).generate_until(list(requests))
     ]
     assert first == again and first != other
 

@@ -5,8 +5,7 @@ from conftest import make_request
 from lmms_eval_unify.model_adapters.composed import Composed, load_generator, parse_nested_args
 from PIL import Image
 
-from lmms_eval_unify.generation.model import UnifiedModel
-from lmms_eval_unify.generation.protocols import GENERATE_IMAGE
+from lmms_eval_unify.generation.adapter import GENERATE_IMAGE, UnifiedModel
 from lmms_eval_unify.output.record import parse_output
 
 
@@ -50,9 +49,7 @@ def test_out_of_tree_adapter_is_accepted_as_generator(tmp_path):
     assert generator.generate_image("abc", []).getpixel((0, 0)) == (3, 0, 0)
 
 
-def test_builtin_understanding_and_qwen_edit_answer_generate_then_answer(
-    tiny_qwen_vl, tiny_qwen_edit, tmp_path
-):
+def test_builtin_understanding_and_qwen_edit_answer_generate_then_answer(tiny_qwen_vl, tiny_qwen_edit, tmp_path):
     model = Composed(
         und="qwen2_5_vl",
         und_args=f'"pretrained={tiny_qwen_vl},device=cpu,device_map=cpu"',
@@ -70,9 +67,7 @@ def test_builtin_understanding_and_qwen_edit_answer_generate_then_answer(
     assert gta.failure is None and gta.record.protocol == "generate_then_answer"
     (image,) = gta.load_images()
     assert image.size == (32, 32) and isinstance(gta.record.text, str)
-    assert [d.record.protocol for d in direct] == ["direct", "direct"] and all(
-        d.failure is None for d in direct
-    )
+    assert [d.record.protocol for d in direct] == ["direct", "direct"] and all(d.failure is None for d in direct)
     alone = model.understand([Image.new("RGB", (8, 8), "blue")], "question 1", max_new_tokens=4)
     assert direct[0].record.text == alone  # the batched path answers like a single request
 

@@ -25,9 +25,7 @@ def test_understanding_batched_and_alone_agree(emu3):
         ([Image.new("RGB", (16, 16))] * 2, "two"),
     ]
     batched = emu3.understand_batch(batch, max_new_tokens=4)
-    assert all(batched) and batched == [
-        emu3.understand(images, prompt, max_new_tokens=4) for images, prompt in batch
-    ]
+    assert all(batched) and batched == [emu3.understand(images, prompt, max_new_tokens=4) for images, prompt in batch]
 
 
 def test_generation_is_a_reproducible_image_of_the_requested_area(emu3):
@@ -88,16 +86,14 @@ def test_seeded_sampler_draws_what_transformers_draws_alone(emu3):
     from lmms_eval_unify.model_adapters.emu3 import NEGATIVE_PROMPT, POSITIVE_SUFFIX
     from lmms_eval_unify.model_adapters.hf_common import signed_pixels_to_pil
 
-    from lmms_eval_unify.generation.model import seeded
+    from lmms_eval_unify.generation.adapter import seeded
 
     processor, model = emu3.gen_processor, emu3.gen_model
     inputs = processor(text=["a maze" + POSITIVE_SUFFIX], return_for_image_generation=True,
                        image_area=emu3.settings.image_area, ratio=emu3.settings.ratio, return_tensors="pt")  # fmt: skip
     height, width = (int(v) for v in inputs.pop("image_sizes")[0])
     negative = processor(text=[NEGATIVE_PROMPT], return_tensors="pt")
-    constraint = VisualTokenConstraint(
-        processor.tokenizer, model.vocabulary_mapping.image_tokens, height, width
-    )
+    constraint = VisualTokenConstraint(processor.tokenizer, model.vocabulary_mapping.image_tokens, height, width)
     with torch.inference_mode(), seeded(1, emu3.device):
         output = model.generate(**inputs, max_new_tokens=(width + 1) * height + 3, do_sample=True,
                                 prefix_allowed_tokens_fn=constraint, guidance_scale=emu3.settings.guidance_scale,

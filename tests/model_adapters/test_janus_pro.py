@@ -11,9 +11,7 @@ from lmms_eval_unify.output.record import parse_output
 
 @pytest.fixture(scope="module")
 def janus(tiny_janus, tmp_path_factory):
-    model = JanusPro(
-        pretrained=str(tiny_janus), max_new_tokens=6, output_dir=str(tmp_path_factory.mktemp("media"))
-    )
+    model = JanusPro(pretrained=str(tiny_janus), max_new_tokens=6, output_dir=str(tmp_path_factory.mktemp("media")))
     model.task_dict = {"toy": {"test": {i: {} for i in range(10)}}}
     return model
 
@@ -26,9 +24,7 @@ def test_loads_on_the_default_device_and_precision_and_describes_its_arguments(j
 
 
 def test_understanding_returns_text_and_honours_the_token_cap(janus):
-    text = janus.understand(
-        [Image.new("RGB", (30, 24), "red")], "what is the image", max_new_tokens=100, seed=1
-    )
+    text = janus.understand([Image.new("RGB", (30, 24), "red")], "what is the image", max_new_tokens=100, seed=1)
     assert isinstance(text, str) and len(text.split()) <= 6
 
 
@@ -83,12 +79,17 @@ def test_batched_generation_equals_one_by_one_with_per_sample_seeds(janus):
 
 def test_seeded_sampler_draws_what_transformers_draws_alone(janus):
     """One image through transformers' own CFG processor and global generator, seeded as our adapter was."""
-    from lmms_eval_unify.generation.model import seeded
+    from lmms_eval_unify.generation.adapter import seeded
 
     inputs = janus._inputs([janus._prompt([], "a blue maze")], None, "image")
     with torch.inference_mode(), seeded(3, janus.device):
-        tokens = janus.model.generate(**inputs, generation_mode="image", do_sample=True,
-                                      temperature=janus.settings.image_temperature, guidance_scale=janus.settings.guidance_scale)  # fmt: skip
+        tokens = janus.model.generate(
+            **inputs,
+            generation_mode="image",
+            do_sample=True,
+            temperature=janus.settings.image_temperature,
+            guidance_scale=janus.settings.guidance_scale,
+        )
         native = janus.model.decode_image_tokens(tokens)
     from lmms_eval_unify.model_adapters.hf_common import signed_pixels_to_pil
 

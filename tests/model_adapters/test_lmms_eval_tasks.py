@@ -46,9 +46,7 @@ def write_local_builtin_tasks(root: Path) -> Path:
         "task: local_realunify\ndataset_path: parquet\ndataset_name: null\n"
         f"dataset_kwargs:\n  data_files:\n    test: {realunify}\n"
     )
-    illusion_yaml = (
-        BUILTIN_TASKS / "unig2u" / "illusionbench" / "illusionbench_arshia_icon_scene_visual_cot.yaml"
-    )
+    illusion_yaml = BUILTIN_TASKS / "unig2u" / "illusionbench" / "illusionbench_arshia_icon_scene_visual_cot.yaml"
     (root / "local_illusion_gta.yaml").write_text(
         f"include: {illusion_yaml}\ntask: local_illusion_gta\n"
         f"dataset_kwargs:\n  data_files:\n    Illusion_ICON: {illusion}\n"

@@ -55,9 +55,7 @@ def test_an_official_module_that_fails_to_import_is_named(tmp_path):
     probe = tmp_path / "omnigen2" / "pipelines" / "omnigen2" / "pipeline_omnigen2.py"
     probe.parent.mkdir(parents=True)
     probe.write_text("import flash_attn_not_installed_here\n")
-    with pytest.raises(
-        MissingOfficialCode, match="cannot import omnigen2.pipelines.omnigen2.pipeline_omnigen2"
-    ):
+    with pytest.raises(MissingOfficialCode, match="cannot import omnigen2.pipelines.omnigen2.pipeline_omnigen2"):
         OmniGen2(repo_path=str(tmp_path), output_dir=str(tmp_path))
 
 
@@ -174,9 +172,7 @@ def test_show_o2_understanding_without_an_image_is_an_error(show_o2):
 
 def test_show_o2_generates_a_window_in_one_backend_call_with_per_sample_seeds(show_o2):
     requests = [
-        make_request(
-            f"[GEN_PROMPT]draw {i}[/GEN_PROMPT][QUESTION]q{i}?[/QUESTION]", {"visual_cot": True}, doc_id=i
-        )
+        make_request(f"[GEN_PROMPT]draw {i}[/GEN_PROMPT][QUESTION]q{i}?[/QUESTION]", {"visual_cot": True}, doc_id=i)
         for i in range(3)
     ]
     batched = show_o2(batch_size=3)
@@ -199,9 +195,7 @@ class ShowO2StandIns:
     def __init__(self):
         self.batch_rows = []
 
-    def prepare_gen_input(
-        self, prompts, tokenizer, n_image, bos, eos, boi, eoi, pad, img_pad, max_text, device
-    ):
+    def prepare_gen_input(self, prompts, tokenizer, n_image, bos, eos, boi, eoi, pad, img_pad, max_text, device):
         text = torch.tensor([[ord(c) for c in p[:max_text].ljust(max_text)] for p in prompts])
         positions = torch.ones(len(prompts), 1, 2, dtype=torch.long)
         return text, torch.zeros_like(text), positions, positions.clone()
@@ -239,9 +233,7 @@ def _stand_in_backend(stand_ins):
     backend.config = SimpleNamespace(transport=transport_config)
     backend.tokenizer, backend.prepare_gen_input = None, stand_ins.prepare_gen_input
     backend.models = SimpleNamespace(omni_attn_mask_naive=stand_ins.omni_attn_mask_naive)
-    backend.transport = SimpleNamespace(
-        create_transport=lambda **kwargs: None, Sampler=lambda transport: stand_ins
-    )
+    backend.transport = SimpleNamespace(create_transport=lambda **kwargs: None, Sampler=lambda transport: stand_ins)
     backend.model = SimpleNamespace(t2i_generate=stand_ins.t2i_generate)
     backend.vae = SimpleNamespace(batch_decode=lambda latents: latents)
     backend.utils = SimpleNamespace(

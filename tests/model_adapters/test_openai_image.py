@@ -61,9 +61,7 @@ class ImagesServer(OpenAICompatServer):
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
-        threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        ).start()
+        threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         return self
 
 
@@ -140,6 +138,7 @@ def test_missing_key_names_the_variable(monkeypatch, tmp_path):
         OpenAIImage(api_key_env="NO_SUCH_KEY", output_dir=str(tmp_path))
 
 
+@pytest.mark.heavy  # the lmms-eval evaluator in process
 def test_maze_through_the_real_evaluator(model, server, puzzle_data, monkeypatch):
     from lmms_eval.evaluator import simple_evaluate
     from lmms_eval.tasks import TaskManager

@@ -9,9 +9,7 @@ from PIL import Image
 @pytest.fixture(scope="module")
 def editor(tiny_qwen_edit, tmp_path_factory):
     media = str(tmp_path_factory.mktemp("media"))
-    return QwenImageEdit(
-        pretrained=str(tiny_qwen_edit), num_inference_steps=1, height=32, width=32, output_dir=media
-    )
+    return QwenImageEdit(pretrained=str(tiny_qwen_edit), num_inference_steps=1, height=32, width=32, output_dir=media)
 
 
 def test_edits_with_true_cfg_and_the_per_sample_seed(editor, monkeypatch):

@@ -54,8 +54,6 @@ def test_generated_images_depend_only_on_the_per_sample_seed(adapters, name):
 def test_sampled_answers_depend_only_on_the_per_sample_seed(adapters, name):
     adapter, image = adapters(name), [Image.new("RGB", (20, 20), "blue")]
     first, second = _under_two_global_states(
-        lambda: [
-            adapter.understand(image, "what is it", seed=s, temperature=1.0, max_new_tokens=6) for s in (3, 4)
-        ]
+        lambda: [adapter.understand(image, "what is it", seed=s, temperature=1.0, max_new_tokens=6) for s in (3, 4)]
     )
     assert first == second

@@ -5,7 +5,7 @@ import torch
 from conftest import ScriptedAdapter, make_request
 from PIL import Image
 
-from lmms_eval_unify.generation.model import decoding_options, resolve_device, resolve_dtype, seeded
+from lmms_eval_unify.generation.adapter import decoding_options, resolve_device, resolve_dtype, seeded
 from lmms_eval_unify.output.record import parse_output
 
 
@@ -40,10 +40,7 @@ def test_cpu_runs_in_float32_and_dtype_can_be_named():
     assert resolve_dtype(None, torch.device("cpu")) is torch.float32 and device.type in ("cpu", "cuda")
     assert resolve_dtype("float16", device) is torch.float16
     assert resolve_device("cuda", local_index=1) == torch.device("cuda", 1)  # each rank its own GPU
-    assert (
-        resolve_device("cuda:0", local_index=1) == torch.device("cuda", 0)
-        and resolve_device("cpu", 1).type == "cpu"
-    )
+    assert resolve_device("cuda:0", local_index=1) == torch.device("cuda", 0) and resolve_device("cpu", 1).type == "cpu"
     with pytest.raises(ValueError, match="dtype must be one of"):
         resolve_dtype("fp8", device)
 
@@ -80,17 +77,13 @@ def test_direct_requests_are_batched_in_order_and_others_run_alone(tmp_path):
     assert model.batches == [2]
     assert all(o.record.signature for o in out)
     again = _model(tmp_path, batch_size=2)
-    assert [parse_output(o).record.text for o in again.generate_until(requests)] == [
-        o.record.text for o in out
-    ]
+    assert [parse_output(o).record.text for o in again.generate_until(requests)] == [o.record.text for o in out]
     assert again.batches == []  # every sample resumed from disk
 
 
 def test_a_failing_batch_falls_back_to_single_requests_and_records_the_failure(tmp_path):
     model = _model(tmp_path, batch_size=4, fail_on="q1")
-    out = [
-        parse_output(o) for o in model.generate_until([make_request(f"q{i}", {}, doc_id=i) for i in range(3)])
-    ]
+    out = [parse_output(o) for o in model.generate_until([make_request(f"q{i}", {}, doc_id=i) for i in range(3)])]
     assert [o.record.text for o in out] == ["q0:1", "", "q2:1"]
     assert out[1].failure.reason == "model_error" and "out of memory" in out[1].record.error
 
@@ -120,9 +113,7 @@ class GeneratingAdapter(BatchingAdapter):
 
 def _gta_requests(n):
     prompt = "[GEN_PROMPT]draw {i}[/GEN_PROMPT][QUESTION]question {i}[/QUESTION]"
-    return [
-        make_request(prompt.format(i=i), {"protocol": "generate_then_answer"}, doc_id=i) for i in range(n)
-    ]
+    return [make_request(prompt.format(i=i), {"protocol": "generate_then_answer"}, doc_id=i) for i in range(n)]
 
 
 def _images_and_texts(model, requests):

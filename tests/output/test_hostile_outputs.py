@@ -15,7 +15,7 @@ import pytest
 from cli_runs import BIN, offline_env, results_of, samples_of
 
 from lmms_eval_unify.output.record import SCHEMA
-from lmms_eval_unify.puzzles.dataset import write_uni_mmmu_puzzles
+from lmms_eval_unify.puzzles.dataset import write_puzzles
 
 TASK = "uni_mmmu_maze"
 N_ITEMS = 14
@@ -73,7 +73,7 @@ def _tamper(records: dict[int, dict], outside: Path) -> dict[int, tuple[object, 
 @pytest.mark.slow
 def test_every_hostile_output_class_scores_zero_with_its_reason(tmp_path):
     data = tmp_path / "data"
-    write_uni_mmmu_puzzles(data, N_ITEMS, N_ITEMS, seed=2)
+    write_puzzles(data / "uni_mmmu", N_ITEMS, N_ITEMS, seed=2)
     env = offline_env(data)
     oracle = tmp_path / "oracle"
     done = _lmms_eval(oracle, env, "--model", "unify_oracle")
@@ -126,9 +126,7 @@ def test_bad_judge_replies_are_retried_never_cached_and_an_echoed_key_never_writ
         key = json.dumps(request.messages, sort_keys=True)
         attempts[key] += 1
         if attempts[key] == 1:
-            return Reply(
-                500, {"error": {"message": f"upstream failed for {request.headers['authorization']}"}}
-            )
+            return Reply(500, {"error": {"message": f"upstream failed for {request.headers['authorization']}"}})
         if attempts[key] == 2:
             return Reply(200, {"choices": [{"index": 0, "message": None, "finish_reason": "stop"}]})
         message = {"role": "assistant", "content": verdict(request)}

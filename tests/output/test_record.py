@@ -70,9 +70,7 @@ def test_missing_corrupt_wrong_count_and_traversal(tmp_path):
 
 
 def test_model_error_is_a_failure():
-    assert parse_output(UnifiedOutput("direct", error="OOM").to_json()).failure == OutputFailure(
-        "model_error", "OOM"
-    )
+    assert parse_output(UnifiedOutput("direct", error="OOM").to_json()).failure == OutputFailure("model_error", "OOM")
 
 
 def test_resolve_media_path_rejects_escape(tmp_path):

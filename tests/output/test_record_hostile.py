@@ -58,9 +58,7 @@ def _random_json(rng: random.Random, depth: int = 0) -> object:
         return rng.choice([[], {}])
     if kind == 4:
         return [_random_json(rng, depth + 1) for _ in range(rng.randrange(4))]
-    return {
-        rng.choice(FIELDS + ["schema", "x"]): _random_json(rng, depth + 1) for _ in range(rng.randrange(5))
-    }
+    return {rng.choice(FIELDS + ["schema", "x"]): _random_json(rng, depth + 1) for _ in range(rng.randrange(5))}
 
 
 @pytest.mark.parametrize("field", FIELDS)
@@ -108,9 +106,7 @@ def test_pathological_json_never_raises(raw):
 @pytest.mark.parametrize("seed", range(50))
 def test_text_with_lone_surrogates_round_trips_as_utf8(seed):
     rng = random.Random(seed)
-    text = "".join(
-        chr(rng.choice([rng.randrange(0xD800, 0xE000), rng.randrange(32, 0x2FFF)])) for _ in range(20)
-    )
+    text = "".join(chr(rng.choice([rng.randrange(0xD800, 0xE000), rng.randrange(32, 0x2FFF)])) for _ in range(20))
     encoded = UnifiedOutput("direct", text=text, steps=[Step(text=text)], images=[text]).to_json()
     encoded.encode("utf-8")
     parsed = parse_output(encoded)

@@ -22,9 +22,7 @@ CASES = {
 
 def _fresh(reader: BoardReader) -> BoardReader:
     """A reader with the same rules and an empty table."""
-    return BoardReader(
-        list(reader.content), list(reader.background), list(reader.labels), reader.min_fraction
-    )
+    return BoardReader(list(reader.content), list(reader.background), list(reader.labels), reader.min_fraction)
 
 
 @pytest.mark.parametrize("name", CASES)
@@ -84,6 +82,7 @@ def test_table_fills_once_and_concurrent_readers_agree(name):
     assert np.array_equal(reader.codes(keys), expected)  # now entirely from the table
 
 
+@pytest.mark.heavy  # per-pixel reference over a corpus
 @pytest.mark.parametrize("name", CASES)
 def test_cell_fractions_bit_identical_to_per_pixel_reference_on_corpus(name):
     reader, domain, generate = CASES[name]

@@ -6,7 +6,7 @@ from lmms_eval_unify.puzzles import DOMAINS
 from lmms_eval_unify.puzzles.dataset import (
     random_baseline_band,
     random_baseline_expectation,
-    write_uni_mmmu_puzzles,
+    write_puzzles,
 )
 from lmms_eval_unify.puzzles.scoring import METRICS
 
@@ -14,16 +14,17 @@ from lmms_eval_unify.puzzles.scoring import METRICS
 @pytest.fixture(scope="module")
 def puzzle_sets(tmp_path_factory):
     root = tmp_path_factory.mktemp("puzzles")
-    write_uni_mmmu_puzzles(root / "small", 8, 8, seed=1)
-    write_uni_mmmu_puzzles(root / "large", 64, 64, seed=1)
+    write_puzzles(root / "small", 8, 8, seed=1)
+    write_puzzles(root / "large", 64, 64, seed=1)
     return root
 
 
+@pytest.mark.heavy  # simulated runs
 @pytest.mark.parametrize("domain", ["maze", "sliding"])
 def test_band_holds_the_analytic_expectation_and_narrows_with_more_items(puzzle_sets, domain):
     bands = {}
     for size in ("small", "large"):
-        parquet = puzzle_sets / size / "uni_mmmu" / domain / "test.parquet"
+        parquet = puzzle_sets / size / domain / "test.parquet"
         expected = random_baseline_expectation(DOMAINS[domain], parquet)
         bands[size] = random_baseline_band(DOMAINS[domain], parquet, seeds=400)
         for metric in METRICS:
@@ -34,11 +35,12 @@ def test_band_holds_the_analytic_expectation_and_narrows_with_more_items(puzzle_
         assert 0 < large < small, metric
 
 
+@pytest.mark.heavy  # simulated runs
 @pytest.mark.parametrize("domain", ["maze", "sliding"])
 def test_simulated_runs_average_to_the_analytic_expectation(puzzle_sets, domain):
     """The band's Monte Carlo and the exact state propagation are two independent computations: the median
     of many simulated runs must sit next to the analytic mean (step metrics are near-symmetric)."""
-    parquet = puzzle_sets / "large" / "uni_mmmu" / domain / "test.parquet"
+    parquet = puzzle_sets / "large" / domain / "test.parquet"
     expected = random_baseline_expectation(DOMAINS[domain], parquet)
     (low, high) = random_baseline_band(DOMAINS[domain], parquet, seeds=400, level=0.0)["text_step_acc"]
     assert low == high

@@ -29,8 +29,7 @@ def _sample(tmp_path, moves_stated, images_moves):
     start, truth = generate_maze(MAZE, random.Random(1))
     store = MediaStore(tmp_path)
     paths = [
-        store.save_image("t", 0, f"step_{i}", MAZE.render(s))
-        for i, s in enumerate(simulate(MAZE, start, images_moves))
+        store.save_image("t", 0, f"step_{i}", MAZE.render(s)) for i, s in enumerate(simulate(MAZE, start, images_moves))
     ]
     record = UnifiedOutput(
         "image_sequence_then_answer",

@@ -63,9 +63,7 @@ def runs(tmp_path) -> Path:
     media = out / "unify_media"
     good = maze_rows(media / "good", [True, True, True])
     bad = maze_rows(media / "bad", [False, True, False])
-    bad[2].update(
-        text_sample_acc=0.0, invalid_outputs="missing_image", details={"failure": "step_02 not found"}
-    )
+    bad[2].update(text_sample_acc=0.0, invalid_outputs="missing_image", details={"failure": "step_02 not found"})
     (media / "bad" / TASK / "2" / "step_02.png").unlink()
     judged = [
         {
@@ -73,9 +71,7 @@ def runs(tmp_path) -> Path:
             "target": "B",
             "acc": 1.0,
             "invalid_outputs": "",
-            "details": {
-                "judge": {"status": "ok", "fields": {"answer_correct": True}, "reason": "same option"}
-            },
+            "details": {"judge": {"status": "ok", "fields": {"answer_correct": True}, "reason": "same option"}},
         }
     ]
     write_run(out, "good", {TASK: good, JUDGED: judged})
@@ -94,9 +90,7 @@ def runs(tmp_path) -> Path:
                 "metadata": {"benchmark": "uni_mmmu"},
                 "dataset_name": "maze",
                 "test_split": "test",
-                "metric_list": [
-                    {"metric": m} for m in ("text_sample_acc", "text_step_acc", "invalid_outputs")
-                ],
+                "metric_list": [{"metric": m} for m in ("text_sample_acc", "text_step_acc", "invalid_outputs")],
             }
         }
         results.write_text(json.dumps(summary))
@@ -188,6 +182,7 @@ def browser():
         browser.close()
 
 
+@pytest.mark.subprocess  # headless Chromium
 def test_page_in_a_real_browser(runs, tmp_path, browser):
     """The page loads without script errors, filters and paging change what is shown, images decode."""
     rows = maze_rows(tmp_path / "many" / "unify_media" / "m", [i % 3 != 0 for i in range(45)])
@@ -228,9 +223,9 @@ def test_page_in_a_real_browser(runs, tmp_path, browser):
 @pytest.mark.slow
 def test_gallery_of_a_real_lmms_eval_run(tmp_path):
     """unify_random on generated mazes through the real CLI: every visual-CoT step image is in the site."""
-    from lmms_eval_unify.puzzles.dataset import write_uni_mmmu_puzzles
+    from lmms_eval_unify.puzzles.dataset import write_puzzles
 
-    write_uni_mmmu_puzzles(tmp_path / "data", 3, 3, seed=2)
+    write_puzzles(tmp_path / "data" / "uni_mmmu", 3, 3, seed=2)
     env = {**os.environ, "LMMS_EVAL_UNIFY_DATA_DIR": str(tmp_path / "data"), "HF_HUB_OFFLINE": "1",
            "HF_DATASETS_OFFLINE": "1"}  # fmt: skip
     env.pop("LMMS_EVAL_UNIFY_OUTPUT_DIR", None)
@@ -238,9 +233,7 @@ def test_gallery_of_a_real_lmms_eval_run(tmp_path):
                "--output_path", str(tmp_path / "out"), "--log_samples"]  # fmt: skip
     subprocess.run(command, env=env, check=True, capture_output=True, timeout=600)
     data = build(tmp_path / "out", tmp_path / "site")
-    samples = [
-        json.loads(line) for p in (tmp_path / "out").rglob(f"*_samples_{TASK}.jsonl") for line in p.open()
-    ]
+    samples = [json.loads(line) for p in (tmp_path / "out").rglob(f"*_samples_{TASK}.jsonl") for line in p.open()]
     assert len(data["docs"]) == len(samples) == 3
     for doc in data["docs"]:
         (answer,) = doc["answers"]
@@ -265,9 +258,7 @@ def test_records_cannot_make_the_gallery_read_outside_the_run(tmp_path):
     rows = []
     for doc_id, root in ((0, outside), (1, media), (2, media)):
         output = UnifiedOutput("image_only", images=[f"{TASK}/{doc_id}/step_01.png"], root=str(root))
-        rows.append(
-            {"filtered_resps": output.to_json(), "target": "", "text_sample_acc": 0.0, "invalid_outputs": ""}
-        )
+        rows.append({"filtered_resps": output.to_json(), "target": "", "text_sample_acc": 0.0, "invalid_outputs": ""})
     write_run(out, "m", {TASK: rows})
     assert main([str(out), "-o", str(tmp_path / "site")]) == 0
     data = json.loads((tmp_path / "site" / "gallery.json").read_text())

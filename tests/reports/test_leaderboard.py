@@ -1,23 +1,26 @@
-"""`lmms-eval-unify leaderboard` on lmms-eval-format result folders (synthetic and from the real CLI)."""
+"""`lmms-eval-unify leaderboard` on lmms-eval-format result folders (synthetic and from the real CLI): what
+every benchmark shares (outputs, resampling, labels, the benchmark interface). Each benchmark's own tables
+are tested in tests/benchmarks/<b>/test_leaderboard.py."""
 
 from __future__ import annotations
 
-import csv
-import io
+import argparse
+import inspect
 import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
 import yaml
+from leaderboard_runs import approx, read_csv, run, write_configured_run, write_runs
 
-from lmms_eval_unify.benchmarks.gapeval import paper as ge
-from lmms_eval_unify.benchmarks.unig2u import paper as ug
-from lmms_eval_unify.reports import boards as bd
-from lmms_eval_unify.reports.leaderboard import DEFAULT_PAIRS, load_pairs, main, relabel_pairs
+from lmms_eval_unify.benchmarks import BENCHMARKS, part
+from lmms_eval_unify.reports import leaderboard as lb
+from lmms_eval_unify.reports.boards import BenchmarkLeaderboard, Board, Options, paper_score
 from lmms_eval_unify.testing.synthetic import benchmark_rows, write_run
 
 TABLE2_HEADER = (
@@ -26,66 +29,13 @@ TABLE2_HEADER = (
 )
 
 
-def gapeval_tasks(und_correct: list[int], gen_correct: list[int]) -> dict:
-    tasks = {}
-    for category in ge.CATEGORIES:
-        und, gen = ge.task_names(category)
-        tasks[und] = [{"correct": c} for c in und_correct]
-        tasks[gen] = [{"correct": c} for c in gen_correct]
-    return tasks
-
-
 @pytest.fixture
 def runs(tmp_path) -> tuple[Path, Path]:
-    """A base VLM (cannot generate images) and a unified model paired with it."""
-    root = tmp_path / "runs"
-    write_run(
-        root,
-        "base-vlm",
-        {
-            "mme_unify_sipu": [{"acc": 1}, {"acc": 0}, {"acc": 1}, {"acc": 1}],
-            "mme_unify_tig": [{"unsupported": True}] * 2,
-            **{ug.task_name(s): [{"acc": 1.0}, {"acc": 0.0}] for s in ug.SUBTASKS},
-            **gapeval_tasks([1, 1, 0, 0], [0, 0, 0, 0]),
-        },
-    )
-    write_run(
-        root,
-        "uni-model",
-        {
-            "mme_unify_sipu": [{"acc": 1}] * 4,
-            "mme_unify_tig": [{"clip_i": 0.6, "clip_t": 30.0}, {"clip_i": 0.8, "clip_t": 20.0}],
-            "mme_unify_iee": [
-                {"text_correct": 1, "image_correct": 1},
-                {"text_correct": 1, "image_correct": 0},
-            ],
-            **{ug.task_name(s): [{"acc": 1.0}, {"acc": 1.0}] for s in ug.SUBTASKS},
-            **{ug.task_name(s, "_gta"): [{"acc": float(s == "chartqa")}, {"acc": 1.0}] for s in ug.SUBTASKS},
-            "uni_mmmu_maze": [
-                {"text_step_acc": 1.0, "text_sample_acc": 1.0, "img_step_acc": 0.5, "img_sample_acc": 0.0}
-            ],
-            **gapeval_tasks([1, 1, 1, 0], [1, 0, 1, 0]),
-        },
-    )
-    pairs = tmp_path / "pairs.yaml"
-    pairs.write_text(yaml.safe_dump({"pairs": {"uni-model": "base-vlm"}}))
-    return root, pairs
+    """A base VLM (cannot generate images) and a unified model paired with it, on every benchmark."""
+    return write_runs(tmp_path)
 
 
-def approx(expected: float):
-    """CSV values are written with 4 decimals."""
-    return pytest.approx(expected, abs=1e-4)
-
-
-def read_csv(path: Path) -> dict[str, dict[str, str]]:
-    with path.open(newline="", encoding="utf-8") as f:
-        return {row["model"]: row for row in csv.DictReader(f)}
-
-
-def run(args: list[str]) -> int:
-    return main([str(a) for a in args])
-
-
+@pytest.mark.subprocess
 def test_all_benchmarks_markdown_csv_html_and_figures(runs, tmp_path, capsys):
     root, pairs = runs
     out = tmp_path / "board"
@@ -110,55 +60,6 @@ def test_all_benchmarks_markdown_csv_html_and_figures(runs, tmp_path, capsys):
     assert read_csv(out / "uni_mmmu_table2.csv")["uni-model"]["Maze T step"] == "100.0000"
 
 
-def test_mme_u_scores_and_unsupported_cells(runs, tmp_path):
-    root, pairs = runs
-    assert (
-        run([root, "--benchmark", "mme_unify", "-o", tmp_path / "b", "--no-plots", "--bootstrap", 200]) == 0
-    )
-    rows = read_csv(tmp_path / "b" / "mme_unify_table2.csv")
-    uni, base = rows["uni-model"], rows["base-vlm"]
-    assert float(uni["TIG"]) == approx((70.0 + 25.0) / 2)
-    assert float(uni["Gen. Avg"]) == approx(47.5 / 6)
-    assert float(uni["Unify Avg"]) == approx(75.0 / 5)
-    assert float(uni["MME-U"]) == approx((100 / 3 + 47.5 / 6 + 15.0) / 3)
-    assert base["TIG"] == "-" and base["Gen. Avg"] == "-"
-    assert float(base["MME-U"]) == approx(75.0 / 9)  # missing generation/unify count as 0
-    assert float(base["SIPU ci_low"]) <= 75.0 <= float(base["SIPU ci_high"])
-    table3 = read_csv(tmp_path / "b" / "mme_unify_table3.csv")["uni-model"]
-    assert (table3["IEE Text"], table3["IEE Image"], table3["IEE Acc+"]) == ("100.0000", "50.0000", "50.0000")
-    markdown = (tmp_path / "b" / "leaderboard.md").read_text()
-    assert "| base-vlm | 75.00 | - | - | 25.00 | - | - | - | - |" in markdown
-
-
-def test_unig2u_table4_gains_against_the_paired_base(runs, tmp_path):
-    root, pairs = runs
-    assert run([root, "--benchmark", "unig2u", "--pairs", pairs, "-o", tmp_path / "b", "--no-plots"]) == 0
-    table4 = read_csv(tmp_path / "b" / "unig2u_table4.csv")
-    assert list(table4) == ["base-vlm *", "uni-model (direct)", "uni-model (GtA)"]
-    assert float(table4["base-vlm *"]["Overall"]) == 50.0 and float(table4["base-vlm *"]["Δ"]) == 0.0
-    assert float(table4["uni-model (direct)"]["Δ"]) == approx(50.0)
-    gta = table4["uni-model (GtA)"]  # 50 on every subtask except chartqa (100)
-    assert float(gta["Chart & Table"]) == 100.0 and float(gta["Physics Reasoning"]) == 50.0
-    assert float(gta["Overall"]) == approx(50 + 50 / 30)  # chartqa is 100 of the paper's 3000 samples
-    assert float(gta["Δ"]) == approx(50 / 30)
-    gains = read_csv(tmp_path / "b" / "unig2u_gains.csv")
-    assert float(gains["uni-model: Δ_Direct (vs base-vlm)"]["Overall"]) == approx(50.0)
-    delta_gta = gains["uni-model: Δ_GtA (GtA − Direct)"]
-    assert float(delta_gta["Overall"]) == approx(50 / 30 - 50) and float(delta_gta["Chart & Table"]) == 0.0
-    # Paired bootstrap: the base's noise is shared with the unified model's, so the Δ interval is valid.
-    low, high = (float(table4["uni-model (direct)"][f"Δ {s}"]) for s in ("ci_low", "ci_high"))
-    assert low <= 50.0 <= high
-
-
-def test_unpaired_models_get_no_delta(runs, tmp_path):
-    root, _ = runs
-    empty = tmp_path / "none.yaml"
-    empty.write_text("pairs: {}\n")
-    assert run([root, "--benchmark", "unig2u", "--pairs", empty, "-o", tmp_path / "b", "--no-plots"]) == 0
-    table4 = read_csv(tmp_path / "b" / "unig2u_table4.csv")
-    assert {r["Δ"] for r in table4.values()} == {"-"}
-
-
 @pytest.fixture
 def graded_runs(tmp_path) -> Path:
     """Four models of clearly different skill on the full-size MME-Unify (synthetic samples)."""
@@ -181,10 +82,7 @@ def test_bootstrap_is_seeded(graded_runs, tmp_path):
 
 
 def test_split_half_reports_rank_agreement(graded_runs, tmp_path):
-    assert (
-        run([graded_runs, "--benchmark", "mme_unify", "--split-half", "-o", tmp_path / "b", "--no-plots"])
-        == 0
-    )
+    assert run([graded_runs, "--benchmark", "mme_unify", "--split-half", "-o", tmp_path / "b", "--no-plots"]) == 0
     agreement = read_csv(tmp_path / "b" / "mme_unify_split_half_agreement.csv")
     assert set(agreement) == {f"{c} (n=4)" for c in ("Und. Avg", "Gen. Avg", "Unify Avg", "MME-U")}
     assert float(agreement["MME-U (n=4)"]["Kendall τ_b"]) == 1.0  # well-separated models keep their order
@@ -204,11 +102,6 @@ def test_errors(tmp_path, capsys):
     write_run(tmp_path / "other", "m", {"mmmu_val": [{"acc": 1}]})
     assert run([tmp_path / "other", "-o", tmp_path / "b", "--no-plots"]) == 1
     assert "no samples for --benchmark all" in capsys.readouterr().err
-
-
-def test_default_pairs_file_is_the_papers_table4_pairing():
-    pairs = load_pairs(DEFAULT_PAIRS)
-    assert len(pairs) == 21 and pairs["OmniGen2"] == "qwen2.5-vl-7b" and pairs["bagel"] == "llava-onevision"
 
 
 TINY_METRICS = {
@@ -249,79 +142,6 @@ def test_result_folders_written_by_the_real_lmms_eval_cli(tmp_path):
     assert float(row["MME-U"]) == approx((100.0 / 3 + 100.0 / 5) / 3)  # missing subtasks count as 0
 
 
-def test_a_failed_gap_fit_leaves_gap_cells_empty(runs, tmp_path, monkeypatch, capsys):
-    root, _ = runs
-    monkeypatch.setattr(
-        "lmms_eval_unify.reports.leaderboard.GAP_FIT_CODE", "import sys; sys.exit('no torch')"
-    )
-    assert run([root, "--benchmark", "gapeval", "-o", tmp_path / "b", "--no-plots"]) == 0
-    assert "no torch" in capsys.readouterr().err
-    row = read_csv(tmp_path / "b" / "gapeval_table2.csv")["uni-model"]
-    assert row["Overall Gap"] == "-" and row["reasoning Und."] == "75.0000"
-
-
-def test_gap_variant_is_selectable_and_reported(runs, tmp_path, capsys):
-    root, _ = runs
-    args = [root, "--benchmark", "gapeval", "--no-plots", "--bootstrap", 0]
-    assert run([*args, "-o", tmp_path / "official"]) == 0
-    assert "official variant" in capsys.readouterr().out
-    assert run([*args, "-o", tmp_path / "stable", "--gap-variant", "stable"]) == 0
-    assert "stable variant" in capsys.readouterr().out
-    official = read_csv(tmp_path / "official" / "gapeval_table2.csv")["uni-model"]["Overall Gap"]
-    stable = read_csv(tmp_path / "stable" / "gapeval_table2.csv")["uni-model"]["Overall Gap"]
-    assert 0.0 <= float(stable) <= 100.0 and official != stable
-
-
-def test_mme_variant_official_reads_the_official_tasks(tmp_path, capsys):
-    root = tmp_path / "runs"
-    vcot = {"n_steps": 4, "image_steps": 3, "action_steps_correct": 4, "coordinate_steps_correct": 4}
-    write_run(
-        root,
-        "m",
-        {
-            "mme_unify_sipu": [{"acc": 1}, {"acc": 0}],  # understanding: the same task in both variants
-            "mme_unify_vcot": [
-                {**vcot, "image_steps_correct": 3},
-                {
-                    **vcot,
-                    "n_steps": 2,
-                    "image_steps": 1,
-                    "action_steps_correct": 2,
-                    "coordinate_steps_correct": 2,
-                    "image_steps_correct": 1,
-                },
-            ],
-            "mme_unify_vcot_official": [
-                {**vcot, "image_steps": 4, "coordinate_steps_correct": 0, "image_steps_correct": 3},
-                {
-                    **vcot,
-                    "n_steps": 2,
-                    "image_steps": 2,
-                    "action_steps_correct": 2,
-                    "coordinate_steps_correct": 0,
-                    "image_steps_correct": 1,
-                },
-            ],
-            "mme_unify_iee": [{"text_correct": 1, "image_correct": 0}],
-            "mme_unify_iee_official": [{"text_correct": 0, "image_correct": 0}],
-        },
-    )
-    args = [root, "--benchmark", "mme_unify", "--no-plots", "--bootstrap", 0]
-    assert run([*args, "-o", tmp_path / "c"]) == 0
-    assert run([*args, "--variant", "official", "-o", tmp_path / "o"]) == 0
-    corrected = read_csv(tmp_path / "c" / "mme_unify_table2.csv")["m"]
-    official = read_csv(tmp_path / "o" / "mme_unify_table2_official.csv")["m"]
-    assert corrected["SIPU"] == official["SIPU"] == "50.0000"
-    # corrected: (6/6 + 6/6 + 4/4) -> 100; official (Evaluate_VSP.py): K = 4, 2 mazes -> 8 slots per aspect,
-    # actions 6/8, coordinates 0/8, images 4/8 -> (75 + 0 + 50) / 3
-    assert float(corrected["VCoT"]) == approx(100.0)
-    assert float(official["VCoT"]) == approx(125 / 3)
-    assert float(corrected["IEE"]) == approx(50.0) and float(official["IEE"]) == approx(0.0)
-    printed = capsys.readouterr().out
-    assert "MME-Unify (Table 2), official variant" in printed
-    assert "Scoring variant: official" in printed and "up to 100.1" in printed
-
-
 def test_labels_from_a_file_or_the_pairs_file_never_raw_paths(runs, tmp_path):
     root, _ = runs
     write_run(root, "/ckpts/run7/Janus-Pro-1B", {"uni_mmmu_maze": [{"text_step_acc": 0.5}]})
@@ -334,9 +154,7 @@ def test_labels_from_a_file_or_the_pairs_file_never_raw_paths(runs, tmp_path):
     labels = tmp_path / "labels.yaml"
     labels.write_text(yaml.safe_dump({"labels": {"/ckpts/run7/Janus-Pro-1B": "Janus-Pro (ours)"}}))
     pairs = tmp_path / "pairs.yaml"
-    pairs.write_text(
-        yaml.safe_dump({"pairs": {}, "labels": {"uni-model": "Uni", "./local/my_model": "Mine"}})
-    )
+    pairs.write_text(yaml.safe_dump({"pairs": {}, "labels": {"uni-model": "Uni", "./local/my_model": "Mine"}}))
     assert run([*args, "-o", tmp_path / "named", "--labels", labels, "--pairs", pairs]) == 0
     rows = read_csv(tmp_path / "named" / "uni_mmmu_table2.csv")
     assert sorted(rows) == ["Janus-Pro (ours)", "Mine", "Uni"]
@@ -352,35 +170,102 @@ def test_labels_that_clash_are_refused(runs, tmp_path, capsys):
     assert "several models would share a label (model <- /a/model, /b/model)" in capsys.readouterr().err
 
 
-def test_unig2u_pairs_may_name_recorded_or_shown_labels():
-    shown = {"/w/OmniGen2": "OmniGen2", "qwen": "Qwen2.5-VL"}
-    assert relabel_pairs({"/w/OmniGen2": "qwen", "other": "Qwen2.5-VL"}, shown) == {
-        "OmniGen2": "Qwen2.5-VL", "other": "Qwen2.5-VL"
-    }  # fmt: skip
-
-
-def test_gap_convergence_is_shown_per_cell_and_warned(runs, tmp_path, capsys):
-    root, _ = runs
-    args = [root, "--benchmark", "gapeval", "--no-plots", "--bootstrap", 0]
-    assert run([*args, "-o", tmp_path / "official"]) == 0
-    out, err = capsys.readouterr()
-    flags = read_csv(tmp_path / "official" / "gapeval_gap_convergence.csv")["uni-model"]
-    assert {flags[f"{c} {ge.GAP_CONVERGED}"] for c in ge.CATEGORIES} == {"0.0000"}  # fixed AdamW budget
-    assert "Gap fit not converged" in err and "uni-model / reasoning" in err
-    assert "Gap fit not converged" in out  # the board's note
-    assert run([*args, "-o", tmp_path / "stable", "--gap-variant", "stable"]) == 0
-    out, err = capsys.readouterr()
-    flags = read_csv(tmp_path / "stable" / "gapeval_gap_convergence.csv")["uni-model"]
-    assert {flags[f"{c} {ge.GAP_CONVERGED}"] for c in ge.CATEGORIES} == {"1.0000"}
-    assert "not converged" not in err + out
-
-
-def test_gap_not_converged_names_each_cell():
-    gaps = {
-        "m": {f"{c} {ge.GAP_CONVERGED}": float(c != "reasoning") for c in ge.CATEGORIES},
-        "n": {f"{c} {ge.GAP_CONVERGED}": 1.0 for c in ge.CATEGORIES},
+@pytest.mark.parametrize("benchmark", BENCHMARKS)
+def test_every_benchmark_implements_the_leaderboard_interface(benchmark):
+    module = part(benchmark, "leaderboard")
+    interface = {
+        name: list(inspect.signature(fn).parameters)[1:]  # without `self`
+        for name, fn in inspect.getmembers(BenchmarkLeaderboard, inspect.isfunction)
+        if not name.startswith("_")
     }
-    stream = io.StringIO()
-    (line,) = bd.gap_not_converged(gaps, "stable", warn=stream)
-    assert "1 cell(s): m / reasoning (" in line and line in stream.getvalue()
-    assert bd.gap_not_converged({"n": gaps["n"]}, "stable", warn=stream) == []
+    assert set(interface) == {"add_arguments", "labels", "start"}
+    for name, parameters in interface.items():
+        assert list(inspect.signature(getattr(module, name)).parameters) == parameters, name
+
+
+@pytest.mark.parametrize("benchmark", BENCHMARKS)
+def test_paper_score_is_the_function_each_spec_names(benchmark):
+    roll_up = paper_score(benchmark)
+    assert callable(roll_up)
+    assert f"{roll_up.__module__}.{roll_up.__qualname__}" == part(benchmark, "spec").PAPER_SCORE
+
+
+def test_every_benchmark_starts_before_any_finishes_and_prints_in_registry_order(monkeypatch):
+    calls = []
+
+    def leaderboard_of(benchmark):
+        def start(models, shown, args, options, plots):
+            calls.append(("start", benchmark))
+
+            def finish():
+                calls.append(("finish", benchmark))
+                return [Board(benchmark, benchmark, [], [])], [(benchmark, None)]
+
+            return finish
+
+        return SimpleNamespace(start=start)
+
+    monkeypatch.setattr(lb, "leaderboard_of", leaderboard_of)
+    chosen = BENCHMARKS[::-1]
+    boards, figures = lb.build({}, {}, argparse.Namespace(), chosen, Options(), plots=True)
+    assert calls == [*(("start", b) for b in BENCHMARKS), *(("finish", b) for b in BENCHMARKS)]
+    assert [b.key for b in boards] == [title for title, _ in figures] == list(BENCHMARKS)
+
+
+def test_two_configurations_of_one_model_are_two_rows_labelled_by_the_differing_argument(tmp_path, capsys):
+    """Two runs of one adapter with different --model_args, each in its own --output_path (issue 24)."""
+    write_configured_run(tmp_path / "a", "echo_painter", "seed=1", {"uni_mmmu_maze": [{"text_step_acc": 1.0}]})
+    write_configured_run(tmp_path / "b", "echo_painter", "seed=2", {"uni_mmmu_maze": [{"text_step_acc": 0.0}]})
+    args = [tmp_path / "a", tmp_path / "b", "--benchmark", "uni_mmmu", "--no-plots", "--bootstrap", 0]
+    assert run([*args, "-o", tmp_path / "plain"]) == 0
+    rows = read_csv(tmp_path / "plain" / "uni_mmmu_table2.csv")
+    assert {m: r["Maze T step"] for m, r in rows.items()} == {
+        "echo_painter (seed=1)": "100.0000",
+        "echo_painter (seed=2)": "0.0000",
+    }
+    err = capsys.readouterr().err
+    assert "echo_painter ran in 2 configurations" in err
+    seed_2 = err.split("echo_painter (seed=2) = ")[1].split()[0].rstrip(";")  # echo_painter@<hash>
+    # --labels addresses a configuration by its automatic label or by name@hash, or every one by the name
+    labels = tmp_path / "labels.yaml"
+    labels.write_text(yaml.safe_dump({"labels": {"echo_painter (seed=1)": "Painter s1", seed_2: "Painter s2"}}))
+    assert run([*args, "-o", tmp_path / "named", "--labels", labels]) == 0
+    assert sorted(read_csv(tmp_path / "named" / "uni_mmmu_table2.csv")) == ["Painter s1", "Painter s2"]
+    labels.write_text(yaml.safe_dump({"labels": {"echo_painter": "Painter"}}))
+    assert run([*args, "-o", tmp_path / "renamed", "--labels", labels]) == 0
+    assert sorted(read_csv(tmp_path / "renamed" / "uni_mmmu_table2.csv")) == ["Painter (seed=1)", "Painter (seed=2)"]
+
+
+GEOMETRY_FAILED = {"img_acc": 0.0, "text_acc": 0.0, "invalid_outputs": "judge_failed"}
+GEOMETRY_RIGHT = {"img_acc": 1.0, "text_acc": 1.0, "invalid_outputs": ""}
+
+
+def test_a_judge_outage_prints_no_number_and_a_partial_one_marks_its_share(tmp_path):
+    write_run(tmp_path / "runs", "outage", {"uni_mmmu_geometry": [GEOMETRY_FAILED] * 4})
+    write_run(tmp_path / "runs", "partial", {"uni_mmmu_geometry": [GEOMETRY_FAILED, *[GEOMETRY_RIGHT] * 3]})
+    out = tmp_path / "b"
+    assert run([tmp_path / "runs", "--benchmark", "uni_mmmu", "--no-plots", "--bootstrap", 50, "-o", out]) == 0
+    markdown = (out / "leaderboard.md").read_text()
+    row = next(line for line in markdown.splitlines() if line.startswith("| outage |"))
+    assert row.split(" | ")[7:9] == ["—", "—"]  # Geo I, Geo T: never 0.00
+    assert "— outage / Geo I, Geo T: no sample scored, judge_failed on 100% of 4 samples." in markdown
+    assert "| partial |" in markdown and "75.00† | 75.00† |" in markdown
+    assert "† partial / Geo I, Geo T: 1 of 4 samples invalid (judge_failed)." in markdown
+    rows = read_csv(out / "uni_mmmu_table2.csv")
+    outage, partial = rows["outage"], rows["partial"]
+    assert (outage["Geo I"], outage["Geo I n"], outage["Geo I invalid"], outage["Geo I ci_low"]) == ("-", "4", "4", "-")
+    assert (partial["Geo T"], partial["Geo T n"], partial["Geo T invalid"]) == ("75.0000", "4", "1")
+    assert "— outage" in (out / "leaderboard.html").read_text()
+    tex = (out / "leaderboard.tex").read_text()
+    assert r"outage & - & - & -/- & -/- & -/- & -/- & --- & --- &" in tex and r"75.00\textsuperscript{\dag}" in tex
+
+
+def test_intervals_are_clipped_to_the_scale_of_the_score(tmp_path):
+    """A CLIP-scored subtask whose raw logits go below 0 (e.g. random CLIP weights): 0-100 all the same."""
+    tig = [{"clip_i": 0.9, "clip_t": 30.0}, {"clip_i": 0.0, "clip_t": -60.0}] * 2  # samples score 60 and -30
+    write_run(tmp_path / "runs", "m", {"mme_unify_tig": tig})
+    out = tmp_path / "b"
+    assert run([tmp_path / "runs", "--benchmark", "mme_unify", "--no-plots", "--bootstrap", 200, "-o", out]) == 0
+    row = read_csv(out / "mme_unify_table2.csv")["m"]
+    assert float(row["TIG"]) == approx(15.0)
+    assert float(row["TIG ci_low"]) == 0.0 < float(row["TIG"]) < float(row["TIG ci_high"]) <= 100.0

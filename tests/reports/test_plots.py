@@ -9,7 +9,7 @@ import pytest
 from PIL import Image
 from scipy import stats
 
-from lmms_eval_unify.reports.plots import average_ranks, gap_scatter, heatmap, spearman_matrix
+from lmms_eval_unify.reports.plots import average_ranks, heatmap, scatter, spearman_matrix
 
 
 def test_average_ranks_share_ties():
@@ -35,8 +35,8 @@ def test_figures_are_300_dpi_png_svg_and_pdf(tmp_path):
         assert png.width == 5 * 300  # figsize (5.0, 3.0) for two columns, in pixels at 300 dpi
     assert figure.svg.lstrip().startswith(b"<?xml") and b"<svg" in figure.svg
     assert figure.pdf.startswith(b"%PDF")
-    scatter = gap_scatter({"m": (40.0, 60.0), "no-gap": (30.0, None)})
-    scatter.write(tmp_path / "scatter")
+    points = scatter({"m": (40.0, 60.0), "no-y": (30.0, None)}, "x", "y", "t")
+    points.write(tmp_path / "scatter")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["scatter.pdf", "scatter.png", "scatter.svg"]
-    assert (tmp_path / "scatter.png").read_bytes() == scatter.png
-    assert gap_scatter({"no-gap": (30.0, None)}) is None
+    assert (tmp_path / "scatter.png").read_bytes() == points.png
+    assert scatter({"no-y": (30.0, None)}, "x", "y", "t") is None

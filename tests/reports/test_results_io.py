@@ -6,8 +6,15 @@ import io
 import json
 
 import pytest
+from leaderboard_runs import write_adapter_run, write_configured_run
 
-from lmms_eval_unify.reports.results_io import find_results_files, load_results
+from lmms_eval_unify.benchmarks import BENCHMARKS, part
+from lmms_eval_unify.reports.results_io import (
+    TASK_PREFIXES,
+    find_results_files,
+    load_results,
+    parse_model_args,
+)
 from lmms_eval_unify.testing.synthetic import write_run
 
 
@@ -61,7 +68,51 @@ def test_task_without_samples_is_skipped_with_a_warning(tmp_path):
 def test_later_runs_override_earlier_ones(tmp_path):
     write_run(tmp_path, "m", {"mme_unify_sipu": [{"acc": 0}]}, date_id="20260101T000000")
     write_run(tmp_path, "m", {"mme_unify_sipu": [{"acc": 1}]}, date_id="20260202T000000")
-    assert load_results([tmp_path])["m"].samples["mme_unify_sipu"][0]["acc"] == 1
+    warnings = io.StringIO()
+    assert load_results([tmp_path], warn=warnings)["m"].samples["mme_unify_sipu"][0]["acc"] == 1
+    assert "mme_unify_sipu of m@" in warnings.getvalue() and "keeping the newer (20260202T000000" in warnings.getvalue()
+
+
+def test_two_configurations_of_one_model_are_two_models_named_by_the_argument_that_differs(tmp_path):
+    """Two runs of one adapter with different --model_args, each in its own --output_path."""
+    write_configured_run(tmp_path / "a", "echo_painter", "seed=1,steps=20", {"uni_mmmu_maze": [{"text_step_acc": 1.0}]})
+    write_configured_run(tmp_path / "b", "echo_painter", "seed=2,steps=20", {"uni_mmmu_maze": [{"text_step_acc": 0.0}]})
+    models = load_results([tmp_path])
+    assert sorted(models) == ["echo_painter (seed=1)", "echo_painter (seed=2)"]
+    one, two = models["echo_painter (seed=1)"], models["echo_painter (seed=2)"]
+    assert one.model == two.model == "echo_painter" and one.config_id != two.config_id
+    assert one.configuration == {"model": "echo_painter", "seed": "1", "steps": "20"}
+    assert [r["text_step_acc"] for r in two.samples["uni_mmmu_maze"]] == [0.0]
+
+
+def test_one_configuration_across_run_folders_is_one_model(tmp_path):
+    write_configured_run(tmp_path / "a", "echo_painter", "seed=1", {"uni_mmmu_maze": [{"text_step_acc": 1.0}]})
+    write_configured_run(tmp_path / "b", "echo_painter", "seed=1", {"mme_unify_sipu": [{"acc": 1}]})
+    (model,) = load_results([tmp_path]).values()
+    assert set(model.samples) == {"uni_mmmu_maze", "mme_unify_sipu"} and len(model.sources) == 2
+
+
+def test_our_adapters_are_told_apart_by_their_media_folder_and_named_from_describe(tmp_path):
+    """The seed left at its default and given explicitly is one configuration (one describe()); seed=1 another."""
+    default = {"model": "echo_painter", "seed": 0, "dtype": "float32"}
+    maze = {"uni_mmmu_maze": [{"text_step_acc": 1.0}]}
+    write_adapter_run(tmp_path / "a", "echo_painter", default, "", maze)
+    write_adapter_run(tmp_path / "b", "echo_painter", default, "seed=0", {"mme_unify_sipu": [{"acc": 1}]})
+    write_adapter_run(tmp_path / "c", "echo_painter", {**default, "seed": 1}, "seed=1", maze)
+    models = load_results([tmp_path])
+    assert sorted(models) == ["echo_painter (seed=0)", "echo_painter (seed=1)"]
+    assert set(models["echo_painter (seed=0)"].samples) == {"uni_mmmu_maze", "mme_unify_sipu"}
+    folder = next((tmp_path / "c" / "unify_media").iterdir()).name  # echo_painter-<hash of describe()>
+    assert models["echo_painter (seed=1)"].config_id == "echo_painter@" + folder.rpartition("-")[2]
+
+
+def test_model_args_are_split_like_lmms_eval_does():
+    assert parse_model_args('pretrained=/w/m,extra={"a": 1, "b": 2},flag') == {
+        "pretrained": "/w/m",
+        "extra": '{"a": 1, "b": 2}',
+        "flag": "",
+    }
+    assert parse_model_args({"seed": 3}) == {"seed": 3} and parse_model_args("") == {}
 
 
 def test_model_label_falls_back_to_the_model_type(tmp_path):
@@ -76,3 +127,8 @@ def test_model_label_falls_back_to_the_model_type(tmp_path):
 def test_missing_folder_is_an_error(tmp_path):
     with pytest.raises(FileNotFoundError):
         find_results_files([tmp_path / "nope"])
+
+
+def test_the_tasks_read_are_those_of_the_registered_benchmarks_specs():
+    assert TASK_PREFIXES == tuple(part(b, "spec").TASK_PREFIX for b in BENCHMARKS)
+    assert TASK_PREFIXES == tuple(f"{b}_" for b in BENCHMARKS)

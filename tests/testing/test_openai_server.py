@@ -37,9 +37,7 @@ def test_policy_answers_from_request_content() -> None:
 
 def test_faults_are_consumed_in_order() -> None:
     with OpenAICompatServer(fixed_reply("fine")) as server:
-        server.inject(
-            [Fault.http(429, retry_after=3), Fault.http(500), Fault.garbage_body(), Fault.stall(0.3)]
-        )
+        server.inject([Fault.http(429, retry_after=3), Fault.http(500), Fault.garbage_body(), Fault.stall(0.3)])
         first = chat(server.base_url, "a")
         assert first.status_code == 429 and first.headers["retry-after"] == "3"
         assert chat(server.base_url, "b").status_code == 500

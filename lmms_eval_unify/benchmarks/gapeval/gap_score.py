@@ -20,7 +20,7 @@ import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Literal, NamedTuple
+from typing import Literal, NamedTuple, cast
 
 import pyro
 import pyro.distributions as dist
@@ -169,9 +169,7 @@ def joint_counts_from_pairs(pairs: Iterable[tuple[object, object]]) -> PairCount
         missing_text += text_ok is None
         missing_image += image_ok is None
         tally[(text_ok is not None and bool(text_ok), image_ok is not None and bool(image_ok))] += 1
-    counts = JointCounts(
-        tally[(True, True)], tally[(True, False)], tally[(False, True)], tally[(False, False)]
-    )
+    counts = JointCounts(tally[(True, True)], tally[(True, False)], tally[(False, True)], tally[(False, False)])
     return PairCounts(counts, missing_text, missing_image)
 
 
@@ -256,9 +254,7 @@ def _map_objective_fn(data: _Data, params: GapScoreParams) -> Callable[..., torc
     n_cat = data.text_succ.shape[0]
     log_2pi_const = n_cat * math.log(2.0 * math.pi)
 
-    def objective(
-        theta: torch.Tensor, beta: torch.Tensor, mu: torch.Tensor, scale_tril: torch.Tensor
-    ) -> torch.Tensor:
+    def objective(theta: torch.Tensor, beta: torch.Tensor, mu: torch.Tensor, scale_tril: torch.Tensor) -> torch.Tensor:
         guide_trace = poutine.trace(_map_guide).get_trace(theta)
         model_trace = poutine.trace(poutine.replay(_mirt_model, trace=guide_trace)).get_trace(
             data, params, beta, mu, scale_tril
@@ -266,7 +262,8 @@ def _map_objective_fn(data: _Data, params: GapScoreParams) -> Callable[..., torc
         log_joint = torch.zeros(theta.shape[1], dtype=theta.dtype)
         for site in model_trace.nodes.values():
             if site["type"] == "sample":
-                log_prob = site["fn"].log_prob(site["value"])
+                distribution = cast(dist.Distribution, site["fn"])  # a sample site's fn is its distribution
+                log_prob = distribution.log_prob(site["value"])
                 log_joint = log_joint + (log_prob.sum(0) if log_prob.dim() == 2 else log_prob)
         return -log_joint - log_2pi_const
 
@@ -338,7 +335,9 @@ def _flat_objective(data: _Data, params: GapScoreParams, layout: _Layout, x0: to
         return torch.jit.trace(objective, (x0,), check_trace=False)
 
 
-def _initial_state(data: _Data, params: GapScoreParams, dtype: torch.dtype) -> tuple[torch.Tensor, ...]:
+def _initial_state(
+    data: _Data, params: GapScoreParams, dtype: torch.dtype
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """Logit initialisation: θ = logit(observed rates), β = 0, μ = mean θ, L_raw = chol_init."""
     clip = params.init_clip
     rates = torch.stack(
@@ -429,9 +428,7 @@ def _newton_step_size(
     return torch.where(stationary, step[..., 0].abs().amax(-1), math.inf), curvature[:, 0], directions[..., 0]
 
 
-def _marquardt_step(
-    hess: torch.Tensor, grad: torch.Tensor, damping: torch.Tensor
-) -> tuple[torch.Tensor, torch.Tensor]:
+def _marquardt_step(hess: torch.Tensor, grad: torch.Tensor, damping: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Solve (H + λ·diag|H|) d = −g per model; also return whether the system was positive definite."""
     scale = torch.diagonal(hess, dim1=-2, dim2=-1).abs().clamp_min(1e-8)
     factor, info = torch.linalg.cholesky_ex(hess + torch.diag_embed(damping[:, None] * scale))

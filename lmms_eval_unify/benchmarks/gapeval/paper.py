@@ -1,9 +1,9 @@
 """GapEval Table 2 parts: per-category Succ./Und./Gen. from paired understanding and generation samples.
 
 Each GapEval question is asked in both directions (`gapeval_<category>_und`, `gapeval_<category>_gen`),
-paired by question id and repeat (else doc_id). Und./Gen. are the two accuracies; Succ. is the share of questions answered
-correctly in both (a question answered in one direction only counts as wrong on the other side and is
-reported). The Gap Score itself is a MIRT fit (`lmms_eval_unify.benchmarks.gapeval.gap_score`).
+paired by question id and repeat (else doc_id). Und./Gen. are the two accuracies; Succ. is the share of
+questions answered correctly in both (a question answered in one direction only counts as wrong on the other
+side and is reported). The Gap Score itself is a MIRT fit (`lmms_eval_unify.benchmarks.gapeval.gap_score`).
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Hashable, Mapping, Sequence
 import numpy as np
 
 from lmms_eval_unify.benchmarks.gapeval.spec import CATEGORIES, CATEGORY_TITLES, task_name  # noqa: F401 - re-exported
-from lmms_eval_unify.scoring.aggregate import Score
+from lmms_eval_unify.scoring.aggregate import Score, Value
 from lmms_eval_unify.scoring.samples import Features, TaskMeans, field
 
 PARTS = ("Succ.", "Und.", "Gen.")
@@ -52,7 +52,7 @@ def describe_unpaired(und_rows: Sequence[Mapping], gen_rows: Sequence[Mapping], 
     """Report lines for :func:`unpaired` questions (ids as ``question_id``, ``question_id#r<repeat>`` or the
     doc_id; the first ``shown`` of each side)."""
 
-    def name(key: Hashable) -> str:
+    def name(key: Hashable) -> Hashable:
         return key if not isinstance(key, tuple) else key[0] if key[1] == 0 else f"{key[0]}#r{key[1]}"
 
     lines = []
@@ -80,7 +80,7 @@ def joint_features(und_rows: Sequence[Mapping], gen_rows: Sequence[Mapping]) -> 
     return {"und": 100.0 * u, "gen": 100.0 * g, "succ": 100.0 * u * g}
 
 
-def joint_proportions(succ: float, und: float, gen: float) -> tuple[float, float, float, float]:
+def joint_proportions(succ: Value, und: Value, gen: Value) -> tuple[Value, Value, Value, Value]:
     """(p11, p10, p01, p00) from Succ./Und./Gen. in percent: both right, text only, image only, both wrong."""
     p11, pu, pg = succ / 100.0, und / 100.0, gen / 100.0
     return p11, pu - p11, pg - p11, 1.0 - pu - pg + p11
@@ -95,15 +95,15 @@ def parts_row(means: TaskMeans, sizes: Mapping[str, int] | None = None) -> dict[
         for part, key in zip(PARTS, ("succ", "und", "gen"), strict=True):
             row[f"{category} {part}"] = None if m is None else m[key]
         n = (sizes or {}).get(category)
-        joint = (None,) * 4 if m is None or n is None else joint_proportions(m["succ"], m["und"], m["gen"])
-        for cell, share in zip(JOINT_CELLS, joint, strict=True):
-            row[f"{category} {cell}"] = None if share is None else share * n
+        counts: tuple[Score, ...] = (None,) * 4
+        if m is not None and n is not None:
+            counts = tuple(share * n for share in joint_proportions(m["succ"], m["und"], m["gen"]))
+        for cell, count in zip(JOINT_CELLS, counts, strict=True):
+            row[f"{category} {cell}"] = count
     return row
 
 
-def ability(row: Mapping[str, Score]) -> Score:
+def ability(row: Mapping[str, Score]) -> float | None:
     """Fig. 3's x-axis as we define it: mean of Und. and Gen. over the categories the model ran."""
-    values = [
-        row[f"{c} {p}"] for c in CATEGORIES for p in ("Und.", "Gen.") if row.get(f"{c} {p}") is not None
-    ]
-    return float(np.mean(values)) if values else None
+    values = [v for c in CATEGORIES for p in ("Und.", "Gen.") if (v := row.get(f"{c} {p}")) is not None]
+    return float(np.mean(np.asarray(values))) if values else None

@@ -81,9 +81,7 @@ def draw_panels(panels: Sequence[Mapping[tuple[str, str], int]], rng: random.Ran
     return image
 
 
-def draw_flag(
-    stripes: Sequence[str], orientation: str, rng: random.Random, disc: str | None = None
-) -> Image.Image:
+def draw_flag(stripes: Sequence[str], orientation: str, rng: random.Random, disc: str | None = None) -> Image.Image:
     """A tricolour-style flag (``stripes`` colours, ``horizontal``/``vertical``; or a ``disc`` on one field)
     at a random size and position on the background."""
     width = rng.randint(150, 230)

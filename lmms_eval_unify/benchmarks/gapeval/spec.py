@@ -7,6 +7,8 @@ and the task class (``JUDGE_MODEL``, through ``UnifyTask``) read these names fro
 from __future__ import annotations
 
 BENCHMARK = "gapeval"
+TASK_PREFIX = f"{BENCHMARK}_"
+"""Prefix of every task name of the benchmark (the leaderboard reads the tasks that start with it)."""
 CATEGORIES = ("world_knowledge", "numerical_perception", "instruction_following", "reasoning")
 CATEGORY_TITLES = dict(
     zip(

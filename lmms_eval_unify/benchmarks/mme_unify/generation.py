@@ -30,9 +30,7 @@ SCENE_CHANGE = 20.0
 CLIPSIM_MAX_WORDS = 70
 
 
-def keyframes(
-    frames: list[Image.Image], count: int = KEYFRAMES, threshold: float = SCENE_CHANGE
-) -> list[Image.Image]:
+def keyframes(frames: list[Image.Image], count: int = KEYFRAMES, threshold: float = SCENE_CHANGE) -> list[Image.Image]:
     """The official key-frame rule: frames whose grey-level mean absolute change exceeds ``threshold``; fewer
     than ``count`` -> ``count`` uniform frames (linspace); more -> evenly subsampled to ``count``."""
     grey = [np.asarray(f.convert("L"), dtype=np.float32) for f in frames]
@@ -105,9 +103,7 @@ def _score_image(subtask: str, doc: dict, image: Image.Image, variant: str) -> S
     if subtask == "FIR":
         reference = to_pil_images(doc["image"])[0]
         metric = _variant("lpips")
-        value = float(
-            metrics.lpips_distance([image], [reference], variant=metric, config=metric_config("lpips"))[0]
-        )
+        value = float(metrics.lpips_distance([image], [reference], variant=metric, config=metric_config("lpips"))[0])
         return Score({"lpips": value}, details={"variant": metric})
     reference = to_pil_images(doc["edited_image"] if subtask == "TIE" else doc["image"])[0]
     if variant == "official":
@@ -125,12 +121,8 @@ def _score_video(subtask: str, doc: dict, frames: list[Image.Image]) -> Score:
     condition = to_pil_images(doc["image"])[0] if subtask != "TVG" else None
     fid_real = [condition] * len(frames) if condition is not None else reference
     values = {
-        "fvd": float(
-            metrics.fvd([reference], [frames], variant="official", config=metric_config("fvd")).per_sample[0]
-        ),
-        "fid": float(
-            metrics.fid(fid_real, frames, variant="official", config=metric_config("fid")).per_sample.mean()
-        ),
+        "fvd": float(metrics.fvd([reference], [frames], variant="official", config=metric_config("fvd")).per_sample[0]),
+        "fid": float(metrics.fid(fid_real, frames, variant="official", config=metric_config("fid")).per_sample.mean()),
     }
     if subtask != "VP":
         config = metric_config("clip_score")
@@ -140,9 +132,7 @@ def _score_video(subtask: str, doc: dict, frames: list[Image.Image]) -> Score:
     return Score(values, details={"variant": "official", "frames": len(frames)})
 
 
-def standard_video_distances(
-    subtask: str, docs: list[dict], raw_outputs: list[Any]
-) -> dict[str, float | int]:
+def standard_video_distances(subtask: str, docs: list[dict], raw_outputs: list[Any]) -> dict[str, float | int]:
     """Textbook (``standard``) set-level FID and FVD of one video subtask, computed after a run from the
     documents and the logged outputs (the per-sample records hold only the official distances).
 
@@ -153,9 +143,7 @@ def standard_video_distances(
     real_images, fake_images, real_videos, fake_videos, left_out = [], [], [], [], 0
     for doc, raw in zip(docs, raw_outputs, strict=True):
         parsed = parse_output(raw)
-        frames = (
-            load_media(parsed.record.root, parsed.record.video_frames) if parsed.record.video_frames else None
-        )
+        frames = load_media(parsed.record.root, parsed.record.video_frames) if parsed.record.video_frames else None
         if not doc.get("video") or parsed.failure or frames is None or isinstance(frames, OutputFailure):
             left_out += 1
             continue

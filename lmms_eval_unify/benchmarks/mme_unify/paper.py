@@ -20,7 +20,7 @@ from lmms_eval_unify.benchmarks.mme_unify.spec import (  # noqa: F401 - re-expor
     VIDEO,
     task_name,
 )
-from lmms_eval_unify.scoring.aggregate import Score, mean_missing_as_zero
+from lmms_eval_unify.scoring.aggregate import FloatOrArray, Score, Value, mean_missing_as_zero
 from lmms_eval_unify.scoring.samples import Features, TaskMeans, field
 
 # Table 2 column order.
@@ -32,7 +32,7 @@ TABLE2_COLUMNS = (
 # --- pure scoring functions (paper scale, 0-100) -------------------------------------------------
 
 
-def normalised_fvd_fid(raw: float | np.ndarray) -> float | np.ndarray:
+def normalised_fvd_fid(raw: FloatOrArray) -> FloatOrArray:
     """FVD/FID on the paper's 0-100 scale: 100 * (1 - (s - 1) / 999); not clipped, like the official code,
     so a distance below 1 scores above 100 (at most 100.1 at distance 0)."""
     return 100.0 * (1.0 - (raw - 1.0) / 999.0)
@@ -47,28 +47,28 @@ def released_normalised_fvd_fid(raw: np.ndarray) -> np.ndarray:
     return normalised_fvd_fid(raw)
 
 
-def video_score(fvd_norm: Score, fid_norm: Score, clipsim: Score = None) -> Score:
+def video_score(fvd_norm: Value, fid_norm: Value, clipsim: Value | None = None) -> Value:
     """CIVG/TVG = (FVD_norm + FID_norm + CLIPSIM) / 3; VP (no CLIPSIM) = (FVD_norm + FID_norm) / 2."""
     parts = [fvd_norm, fid_norm] if clipsim is None else [fvd_norm, fid_norm, clipsim]
     return sum(parts) / len(parts)
 
 
-def fir_score(lpips: Score) -> Score:
+def fir_score(lpips: FloatOrArray) -> FloatOrArray:
     """FIR = (1 - LPIPS) x 100."""
     return 100.0 * (1.0 - lpips)
 
 
-def clip_edit_score(clip_i: Score, clip_t: Score) -> Score:
+def clip_edit_score(clip_i: Value, clip_t: Value) -> Value:
     """TIE/TIG = (CLIP-I + CLIP-T) / 2, CLIP-I in percent, CLIP-T as CLIP's logit (~15-40)."""
     return (clip_i + clip_t) / 2.0
 
 
-def unify_acc(text_acc: Score, image_acc: Score) -> Score:
+def unify_acc(text_acc: Value, image_acc: Value) -> Value:
     """IEE/CSQ/AL/SD accuracy = (text accuracy + image accuracy) / 2."""
     return (text_acc + image_acc) / 2.0
 
 
-def vcot_acc(action_acc: Score, coordinate_acc: Score, image_acc: Score) -> Score:
+def vcot_acc(action_acc: Value, coordinate_acc: Value, image_acc: Value) -> Value:
     """VCoT accuracy = mean of the step-pooled action, coordinate and image accuracies."""
     return (action_acc + coordinate_acc + image_acc) / 3.0
 
@@ -135,9 +135,9 @@ def vcot_features(rows: Sequence[Mapping], variant: str) -> Features:
     steps = field(rows, "n_steps", "zero")
     counts = {k: field(rows, f"{k}_steps_correct", "zero") for k in ("action", "coordinate", "image")}
     image_steps = field(rows, "image_steps", "zero")
-    perfect = (
-        (counts["action"] >= steps) & (counts["coordinate"] >= steps) & (counts["image"] >= image_steps)
-    ) & (steps > 0)
+    perfect = ((counts["action"] >= steps) & (counts["coordinate"] >= steps) & (counts["image"] >= image_steps)) & (
+        steps > 0
+    )
     if variant == "official":
         steps = np.full_like(steps, steps.max() if steps.size else 0.0)
         image_steps = steps

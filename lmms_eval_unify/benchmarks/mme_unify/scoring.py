@@ -169,9 +169,7 @@ def parse_step(text: str) -> tuple[str | None, list[int] | None]:
     action = re.search(r"action\s*:?\s*\**\s*(left|right|up|down|finish)\b", normal, re.IGNORECASE)
     if action is None:
         action = re.search(r"\b(finish)\b", normal, re.IGNORECASE)
-    location = re.search(
-        r"location\s*:?\s*\**\s*[\[\(]\s*(-?\d+)\s*,\s*(-?\d+)\s*[\]\)]", normal, re.IGNORECASE
-    )
+    location = re.search(r"location\s*:?\s*\**\s*[\[\(]\s*(-?\d+)\s*,\s*(-?\d+)\s*[\]\)]", normal, re.IGNORECASE)
     return (
         action.group(1).capitalize() if action else None,
         [int(location.group(1)), int(location.group(2))] if location else None,
@@ -226,9 +224,7 @@ def _step_image(root: str, step: Step) -> Image.Image | OutputFailure:
     return loaded if isinstance(loaded, OutputFailure) else loaded[0]
 
 
-def official_step_image_correct(
-    image: Image.Image | OutputFailure, step_images: list[Image.Image], i: int
-) -> bool:
+def official_step_image_correct(image: Image.Image | OutputFailure, step_images: list[Image.Image], i: int) -> bool:
     """Evaluate_VSP.py: argmax of CLIP similarity over all ``Step_k`` must be ``i``. An empty path is never
     attempted; a path that fails to load has similarity 0.0 to every ``Step_k``, so argmax 0 (step 0 right)."""
     if isinstance(image, OutputFailure):
@@ -283,9 +279,7 @@ def score_vcot(doc: dict, parsed: ParsedOutput, *, variant: str = "corrected") -
         if official:
             counts["image"] += official_step_image_correct(image, references, i)
         elif not isinstance(image, OutputFailure):
-            counts["image"] += (
-                metrics.clip_choice(image, references, metric_config("clip_choice")).index == i + 1
-            )
+            counts["image"] += metrics.clip_choice(image, references, metric_config("clip_choice")).index == i + 1
     values = {
         "n_steps": n,
         "image_steps": image_steps,

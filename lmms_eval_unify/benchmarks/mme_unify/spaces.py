@@ -34,9 +34,7 @@ def _option_texts(doc: dict) -> list[str]:
 MULTIPLE_CHOICE = ChoiceSpace(_labels, _answer, "Answer: {}")
 """SIPU, MITIU, VPU: the option letter."""
 
-LETTER_AND_IMAGE = CandidateImageSpace(
-    _candidates, lambda doc: 0, ChoiceSpace(_labels, _answer, "Answer: {}")
-)
+LETTER_AND_IMAGE = CandidateImageSpace(_candidates, lambda doc: 0, ChoiceSpace(_labels, _answer, "Answer: {}"))
 """CSQ, AL, SD: the option letter and an image among the reference and its negatives."""
 
 IEE = CandidateImageSpace(
@@ -92,9 +90,7 @@ class LakeSpace:
             move = rng.choice([m for m in vcot.MOVES if board.free(vcot.step(cell, m))])
             cell = vcot.step(cell, move)
             texts.append(_step_text(move, cell))
-        return LakePlan(
-            tuple(texts), tuple(rng.choice(references) for _ in texts), _step_text("Finish", cell)
-        )
+        return LakePlan(tuple(texts), tuple(rng.choice(references) for _ in texts), _step_text("Finish", cell))
 
 
 VCOT = LakeSpace()

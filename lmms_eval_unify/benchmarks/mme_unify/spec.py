@@ -1,8 +1,8 @@
 """MME-Unify at a glance (torch-free): the 14 subtasks (lmms-eval dataset names, domains, released sizes;
 benchmark_facts §1.1), their per-sample metrics and metric backbones, scoring variants, task names, groups
-and the paper's roll-up. The scorers and the roll-ups in ``lmms_eval_unify.benchmarks.mme_unify.paper`` read these
-names from here; ``tests/benchmarks/test_generated_yamls.py`` and ``tests/scoring/test_scorer.py`` check the task and group
-YAMLs against them."""
+and the paper's roll-up. The scorers and the roll-ups in ``lmms_eval_unify.benchmarks.mme_unify.paper`` read
+these names from here; ``tests/benchmarks/test_generated_yamls.py`` and ``tests/scoring/test_scorer.py`` check
+the task and group YAMLs against them."""
 
 from __future__ import annotations
 
@@ -43,6 +43,8 @@ SUBTASKS = {
     )
 }
 BENCHMARK = "mme_unify"
+TASK_PREFIX = f"{BENCHMARK}_"
+"""Prefix of every task name of the benchmark (the leaderboard reads the tasks that start with it)."""
 UNDERSTANDING = ("SIPU", "MITIU", "VPU")
 GENERATION = ("CIVG", "FIR", "TIE", "TIG", "TVG", "VP")
 UNIFY = ("IEE", "CSQ", "AL", "SD", "VCoT")

@@ -58,9 +58,7 @@ def shortest_path(lake: Lake) -> list[str] | None:
     return None
 
 
-def random_lake(
-    size: int, rng: random.Random, min_moves: int = 2, max_moves: int = 7
-) -> tuple[Lake, list[str]]:
+def random_lake(size: int, rng: random.Random, min_moves: int = 2, max_moves: int = 7) -> tuple[Lake, list[str]]:
     """A solvable lake whose shortest path has ``min_moves``..``max_moves`` moves (official: 2..7)."""
     cells = [(r, c) for r in range(size) for c in range(size)]
     while True:

@@ -43,9 +43,7 @@ def verdict(shape_color: float, position: float) -> str:
     """Official verdict: match if both >= 4; partial if both >= 2 or one >= 4 and the other >= 1."""
     if shape_color >= 4 and position >= 4:
         return "match"
-    if (shape_color >= 2 and position >= 2) or (
-        max(shape_color, position) >= 4 and min(shape_color, position) >= 1
-    ):
+    if (shape_color >= 2 and position >= 2) or (max(shape_color, position) >= 4 and min(shape_color, position) >= 1):
         return "partial"
     return "mismatch"
 
@@ -83,9 +81,7 @@ def score_code(doc: dict, parsed: ParsedOutput, *, task: str = TASK) -> Score:
             images={"reference": reference},
         )
 
-    return score_judged(
-        parsed, IMAGE_METRICS, TEXT_METRICS, judge_images, judge_summary, first_image_only=False
-    )
+    return score_judged(parsed, IMAGE_METRICS, TEXT_METRICS, judge_images, judge_summary, first_image_only=False)
 
 
 # --- baseline answer space ---------------------------------------------------------------------------

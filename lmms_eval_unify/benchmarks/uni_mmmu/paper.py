@@ -16,11 +16,12 @@ The paper's eight tasks include three science disciplines that Table 2 pools int
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import overload
 
 import numpy as np
 
 from lmms_eval_unify.benchmarks.uni_mmmu.spec import STEP_TASKS, TASKS, task_name  # noqa: F401 - re-exported
-from lmms_eval_unify.scoring.aggregate import Score
+from lmms_eval_unify.scoring.aggregate import FloatOrArray, Score
 from lmms_eval_unify.scoring.samples import Features, TaskMeans, field
 
 JUDGE_SCALE_MAX = 5.0
@@ -53,6 +54,10 @@ DISCIPLINE_COLUMNS: dict[str, tuple[str, str]] = {
 }
 
 
+@overload
+def normalised(metric: str, value: None) -> None: ...
+@overload
+def normalised(metric: str, value: FloatOrArray) -> FloatOrArray: ...
 def normalised(metric: str, value: Score) -> Score:
     """A per-task metric on Table 2's 0-100 scale."""
     if value is None:
@@ -71,9 +76,10 @@ def metric_keys(task: str) -> list[str]:
 def our_average(row: Mapping[str, Score]) -> Score:
     """Our documented mean: the 14 columns (step-level for Maze/Sliding), only if all are present."""
     values = [row.get(_step_key(col)) for col in COLUMNS]
-    if any(v is None for v in values):
+    known = [v for v in values if v is not None]
+    if len(known) < len(values):
         return None
-    return sum(values) / len(values)
+    return sum(known) / len(known)
 
 
 def _step_key(column: str) -> str:

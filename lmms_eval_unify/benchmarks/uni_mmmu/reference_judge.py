@@ -35,9 +35,7 @@ from lmms_eval_unify.testing.openai_server import ChatRequest
 
 LINE_DELTA = 48
 """Per-channel difference that counts as a different pixel (anti-aliasing stays below it)."""
-FINAL_STATE = re.compile(
-    r"Final state: an? (?P<colour>\w+) (?P<thing>.+?) at the (?P<position>\w+) of the scene"
-)
+FINAL_STATE = re.compile(r"Final state: an? (?P<colour>\w+) (?P<thing>.+?) at the (?P<position>\w+) of the scene")
 FINAL_ANSWER = re.compile(r"Final answer:\s*\**\s*([^*\n]+)", re.IGNORECASE)
 NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 HEX = re.compile(r"#[0-9A-Fa-f]{6}")
@@ -128,16 +126,12 @@ def verdict(request: ChatRequest) -> str:
             ok = overlay_ok(*images[:3])
             return json.dumps({"overlay_ok": ok, "overlay_reason": "fixture overlay check"})
         if "Grade the candidate solution text for rigor and correctness" in text:
-            truth = _section(
-                text, "(reference, not necessarily the only path):", "\n\nCandidate solution text"
-            )
+            truth = _section(text, "(reference, not necessarily the only path):", "\n\nCandidate solution text")
             candidate = _section(text, "Candidate solution text (to grade):", "\n\nRules:")
             ok = int(same_value(final_value(truth), final_value(candidate)))
             return json.dumps({"reasoning_rigorous": ok, "conclusion_correct": ok, "text_ok": ok})
         if "Decide two binary labels for the candidate explanation" in text:
-            reference = _section(
-                text, "Ground truth final state (text, reference):", "\nCandidate explanation"
-            )
+            reference = _section(text, "Ground truth final state (text, reference):", "\nCandidate explanation")
             candidate = _section(text, "Candidate explanation (text to evaluate):", "\nReturn ONLY JSON.")
             ok = int(_normalised(reference) in _normalised(candidate))
             return json.dumps({"reasoning_correct": ok, "result_correct": ok})

@@ -61,9 +61,7 @@ def score_science(doc: dict, parsed: ParsedOutput, *, task: str = TASK) -> Score
 
 # --- baseline answer space ---------------------------------------------------------------------------
 
-NO_CHANGE = (
-    "<OUTPUT_PROMPT> The condition has no visible effect; the scene stays exactly as it is. </OUTPUT_PROMPT>"
-)
+NO_CHANGE = "<OUTPUT_PROMPT> The condition has no visible effect; the scene stays exactly as it is. </OUTPUT_PROMPT>"
 
 
 def explanation(reference: str) -> str:

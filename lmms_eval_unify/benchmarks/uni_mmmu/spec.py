@@ -7,6 +7,8 @@ here (the maze/sliding metrics are the shared puzzle scorer's, ``puzzles.scoring
 from __future__ import annotations
 
 BENCHMARK = "uni_mmmu"
+TASK_PREFIX = f"{BENCHMARK}_"
+"""Prefix of every task name of the benchmark (the leaderboard reads the tasks that start with it)."""
 TASKS = ("jigsaw", "maze", "sliding", "geometry", "science", "code")
 STEP_TASKS = ("maze", "sliding")
 JUDGED = ("geometry", "science", "code")

@@ -95,9 +95,7 @@ def _use_target(element: ET.Element, by_id: dict[str, ET.Element]) -> ET.Element
     return by_id.get(href.removeprefix("#")) if href.startswith("#") else None
 
 
-def _expanded_size(
-    element: ET.Element, by_id: dict[str, ET.Element], sizes: dict[int, int], visiting: set[int]
-) -> int:
+def _expanded_size(element: ET.Element, by_id: dict[str, ET.Element], sizes: dict[int, int], visiting: set[int]) -> int:
     """Elements drawn for ``element`` once every ``<use>`` is replaced by its target; ``UnsafeSVGError``
     on a reference cycle. ``sizes`` memoises finished elements, ``visiting`` holds the current path."""
     key = id(element)
@@ -125,7 +123,10 @@ def _shape(rng: random.Random, x: int, y: int, r: int, colour: str) -> str:
 
 
 def _document(body: str) -> str:
-    return f'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="{CANVAS}" height="{CANVAS}" viewBox="0 0 {CANVAS} {CANVAS}">{body}</svg>'
+    return (
+        '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" '
+        f'width="{CANVAS}" height="{CANVAS}" viewBox="0 0 {CANVAS} {CANVAS}">{body}</svg>'
+    )
 
 
 def generate_svg(tier: str, rng: random.Random) -> str:
@@ -141,8 +142,7 @@ def generate_svg(tier: str, rng: random.Random) -> str:
         colours = rng.sample(PALETTE, 3)
         defs = f'<defs><g id="motif">{_shape(rng, 0, 0, 40, colours[0])}</g></defs>'
         uses = "".join(
-            f'<use xlink:href="#motif" x="{x}" y="{y}"/>'
-            for x, y in [(96, 96), (140, 120)][: rng.randint(1, 2)]
+            f'<use xlink:href="#motif" x="{x}" y="{y}"/>' for x, y in [(96, 96), (140, 120)][: rng.randint(1, 2)]
         )
         # Opaque: the motif instances cover part of the shape below them (layering matters).
         overlap = _shape(rng, 128, 140, 50, colours[1])

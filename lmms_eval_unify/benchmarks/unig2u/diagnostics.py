@@ -96,7 +96,7 @@ def weighted_overall(rows: dict[str, dict], key: str, count: str) -> float | Non
 def _task_config(task: str) -> dict:
     from lmms_eval.utils import load_yaml_config
 
-    from lmms_eval_unify.integration.plugin import tasks_path
+    from lmms_eval_unify.integration.paths import tasks_path
 
     return load_yaml_config(str(tasks_path() / "unig2u" / f"{task}.yaml"))
 
@@ -113,9 +113,7 @@ def _docs(task: str) -> datasets.Dataset:
 
 def item_from_sample(task: str, row: dict) -> Item | str:
     """The judge inputs of one samples-file row, or why it cannot be judged."""
-    raw = (
-        row["filtered_resps"][0] if isinstance(row.get("filtered_resps"), list) else row.get("filtered_resps")
-    )
+    raw = row["filtered_resps"][0] if isinstance(row.get("filtered_resps"), list) else row.get("filtered_resps")
     parsed = parse_output(raw)
     if parsed.unsupported:
         return "unsupported"
@@ -164,9 +162,7 @@ def run(run_dir: str | Path, config: dict | None = None) -> Diagnostics:
         category = JUDGE_CATEGORY[item.category]
         images = {"original": item.original, "generated": item.generated}
         common = {"task": item.task, "question": item.question, "category": category}
-        requests.append(
-            JudgeRequest("unig2u.ra", {**common, "generation_prompt": item.generation_prompt}, images)
-        )
+        requests.append(JudgeRequest("unig2u.ra", {**common, "generation_prompt": item.generation_prompt}, images))
         requests.append(JudgeRequest("unig2u.al", {**common, "answer": item.answer}, images))
     verdicts = judge_many(requests, config=config, task="unig2u_ra_al", progress=False) if requests else []
     for index, item in enumerate(items):

@@ -67,7 +67,7 @@ def best_of_gta(variants: Sequence[Mapping[str, Score]]) -> dict[str, Score]:
     """
     best: dict[str, Score] = {}
     for key in {k for v in variants for k in v}:
-        present = [v[key] for v in variants if v.get(key) is not None]
+        present = [score for v in variants if (score := v.get(key)) is not None]
         best[key] = reduce(np.maximum, present) if present else None
     return best
 

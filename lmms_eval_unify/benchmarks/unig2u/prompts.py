@@ -2,7 +2,7 @@
 
 ``direct_prompt(subtask, doc)`` returns the Direct prompt and ``gta_prompt(subtask, doc)`` the GtA
 ``[GEN_PROMPT]stage-1[/GEN_PROMPT][QUESTION]stage-2[/QUESTION]`` string the core protocol splits.
-Maze and sliding prompts are the Uni-MMMU task's own (``tasks/uni_mmmu``), not repeated here.
+Maze, sliding and jigsaw prompts are the shared puzzle tasks' (``tasks/puzzles``), not repeated here.
 """
 
 from __future__ import annotations
@@ -104,8 +104,9 @@ def _illusion_question(subset: str, question: str, article: str = "a") -> str:
     target, represents = _ILLUSION_TARGET[subset]
     forming = "logo" if subset == "logo" else "icon"
     return (
-        f"This image contains {article} icon integrated into a background, where elements of the background contribute to "
-        f"forming the {forming}. Identify the {target} that is represented in the image by choosing exclusively "
+        f"This image contains {article} icon integrated into a background, where elements of the background "
+        f"contribute to forming the {forming}. Identify the {target} that is represented in the image by choosing "
+        "exclusively "
         f"among the following options:{options} Provide your response by stating only the single, most accurate "
         f"class name that represents the {represents}. You have to respond with a single word."
     )
@@ -143,9 +144,7 @@ def visual_puzzles_question(doc: dict) -> str:
     text = "Question: " + str(doc["question"]).strip()
     options = doc.get("options")
     if options is not None and len(options) >= 4:
-        text += "\nOptions:" + "".join(
-            f"\n({label}) {option}" for label, option in zip("ABCD", options, strict=False)
-        )
+        text += "\nOptions:" + "".join(f"\n({label}) {option}" for label, option in zip("ABCD", options, strict=False))
     else:
         text += "\nOptions: Choose from (A) (B) (C) (D) in the image."
     return text

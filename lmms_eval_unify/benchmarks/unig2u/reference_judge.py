@@ -45,9 +45,7 @@ def verdict(request: ChatRequest) -> str:
     solution = match["kind"] == "Candidate solution"
     ok = int(same_answer(_final(match["truth"], solution), _final(match["candidate"], solution)))
     if "text_ok" in text:
-        return json.dumps(
-            {"reasoning_rigorous": ok, "conclusion_correct": ok, "text_ok": ok, "reason": "fixture"}
-        )
+        return json.dumps({"reasoning_rigorous": ok, "conclusion_correct": ok, "text_ok": ok, "reason": "fixture"})
     if "answer_correct" in text:
         return json.dumps({"answer_correct": ok, "reason": "fixture"})
     return json.dumps({"correct": bool(ok)})

@@ -10,12 +10,12 @@ from collections.abc import Callable
 from pathlib import PurePath
 from typing import Any
 
-from lmms_eval_unify.benchmarks.uni_mmmu.jigsaw import parse_jigsaw_choice
-from lmms_eval_unify.benchmarks.uni_mmmu.scoring import score_puzzle
 from lmms_eval_unify.benchmarks.unig2u.prompts import babyvision_is_choice, vsp_kind
 from lmms_eval_unify.benchmarks.unig2u.spec import METRICS, SUBTASKS, task_name
 from lmms_eval_unify.judges import judge as ask_judge
 from lmms_eval_unify.output.record import ParsedOutput
+from lmms_eval_unify.puzzles.jigsaw import parse_jigsaw_choice
+from lmms_eval_unify.puzzles.scoring import score_puzzle_sample
 from lmms_eval_unify.scoring.answers import extract_choice, normalise_text
 from lmms_eval_unify.scoring.scorer import Score, raw_scorer, scorer
 
@@ -23,9 +23,7 @@ LABELS = ("A", "B", "C", "D")
 _ENCLOSED = re.compile(r"`+\s*\(?([A-Za-z])\)?\s*`+|\{\s*\(?([A-Za-z])\)?\s*\}")
 
 
-def choice_from_text(
-    text: str, labels: tuple[str, ...] = LABELS, options: list[str] | None = None
-) -> str | None:
+def choice_from_text(text: str, labels: tuple[str, ...] = LABELS, options: list[str] | None = None) -> str | None:
     """The option letter an answer commits to: a letter enclosed in backticks or braces (MMSI's requested
     form) wins; otherwise the core's robust ``extract_choice``."""
     enclosed = [a or b for a, b in _ENCLOSED.findall(normalise_text(text))]
@@ -222,8 +220,8 @@ def score_judged(doc: dict, parsed: ParsedOutput, *, subtask: str, judge: dict |
 def score_jigsaw(doc: dict, parsed: ParsedOutput) -> Score:
     """UniG2U's jigsaw score: the text accuracy of the Uni-MMMU jigsaw (``choice`` of the first
     ``<FINAL_ANSWER_JSON>`` block, as the official parser reads it, equals ``label``); the released UniG2U
-    code scores the text only. GtA panels are kept in the record, not scored (Uni-MMMU's ``img_score`` is the
-    ``uni_mmmu_jigsaw`` task's)."""
+    code scores the text only. GtA panels are kept in the record, not scored (Uni-MMMU scores them with
+    DreamSim in its own jigsaw task)."""
     choice = parse_jigsaw_choice(parsed.text)
     acc = float(choice is not None and choice == int(doc["label"]))
     return Score({"acc": acc}, details={"choice": choice, "truth": int(doc["label"])})
@@ -231,7 +229,7 @@ def score_jigsaw(doc: dict, parsed: ParsedOutput) -> Score:
 
 @raw_scorer(*METRICS)
 def score_move_puzzle(doc: dict, results: list[Any], *, subtask: str) -> dict:
-    """UniG2U's maze/sliding score: ``acc`` = the text step (frame) accuracy of the Uni-MMMU puzzle scorer,
+    """UniG2U's maze/sliding score: ``acc`` = the text step (frame) accuracy of the shared puzzle scorer,
     whose own metrics are kept (it reads the output and handles unusable ones itself)."""
-    metrics = score_puzzle(doc, results, domain=subtask)
+    metrics = score_puzzle_sample(subtask, doc, results[0])
     return {"acc": metrics["text_step_acc"], **metrics}

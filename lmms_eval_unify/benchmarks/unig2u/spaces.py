@@ -2,9 +2,9 @@
 
 Every text answer space also "generates" an auxiliary image for GtA stage 1: a copy of the first input
 image (or a blank canvas), so both instruments run the Direct and the GtA protocol alike. Maze and sliding
-use the Uni-MMMU spaces (``lmms_eval_unify.puzzles.answer_space:MAZE`` / ``SLIDING``); jigsaw reuses the
-Uni-MMMU jigsaw plan, with completions built from the published fields (UniG2U's file has no ground-truth
-completion images).
+use the shared puzzle spaces (``lmms_eval_unify.puzzles.answer_space:MAZE`` / ``SLIDING``); jigsaw reuses the
+shared jigsaw plan (``lmms_eval_unify.puzzles.jigsaw``), with completions built from the published fields
+(UniG2U's file has no ground-truth completion images).
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from dataclasses import dataclass
 
 from PIL import Image
 
-from lmms_eval_unify.benchmarks.uni_mmmu.jigsaw import JigsawPlan, final_answer_text
 from lmms_eval_unify.benchmarks.unig2u.prompts import babyvision_is_choice, illusion_candidates, vsp_kind
 from lmms_eval_unify.benchmarks.unig2u.scoring import LABELS, babyvision_truth, illusion_labels
 from lmms_eval_unify.generation.answer_spaces import FixedPlan
 from lmms_eval_unify.generation.protocols import Phase
 from lmms_eval_unify.generation.visuals import to_pil_images
+from lmms_eval_unify.puzzles.jigsaw import JigsawPlan, final_answer_text
 
 # What the random player may say on open answers (chance levels in the tests are computed from these).
 CHART_RANDOM_RANGE = (0, 100)
@@ -117,7 +117,7 @@ def jigsaw_completion(doc: dict, candidate: int) -> Image.Image:
 
 
 class DirectJigsawPlan(JigsawPlan):
-    """The Uni-MMMU jigsaw plan; a Direct request (phase "answer") gets the final choice too."""
+    """The shared jigsaw plan; a Direct request (phase "answer") gets the final choice too."""
 
     def text(self, phase: Phase) -> str:
         return final_answer_text(self.choice) if phase.name == "answer" else super().text(phase)
@@ -128,9 +128,7 @@ class JigsawSpace:
     """Oracle: the true choice and both completions; random: a uniform choice (chance 0.5) and, per panel, the
     completion with a uniformly drawn candidate."""
 
-    def plan(
-        self, doc: dict, inputs: list[Image.Image], rng: random.Random, oracle: bool
-    ) -> DirectJigsawPlan:
+    def plan(self, doc: dict, inputs: list[Image.Image], rng: random.Random, oracle: bool) -> DirectJigsawPlan:
         if oracle:
             return DirectJigsawPlan(int(doc["label"]), (jigsaw_completion(doc, 0), jigsaw_completion(doc, 1)))
         panels = (jigsaw_completion(doc, rng.randrange(2)), jigsaw_completion(doc, rng.randrange(2)))

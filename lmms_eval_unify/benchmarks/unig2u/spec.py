@@ -46,7 +46,9 @@ REALUNIFY_FILES = {
 SUBTASKS: dict[str, Subtask] = {
     s.name: s
     for s in [
-        Subtask("attn_focus", "real_world_apps", ("realunify/realunify_attentional_focusing.parquet",), 100, "realunify"),
+        Subtask(
+            "attn_focus", "real_world_apps", ("realunify/realunify_attentional_focusing.parquet",), 100, "realunify"
+        ),
         Subtask(
             "vsp_reason",
             "real_world_apps",
@@ -55,11 +57,18 @@ SUBTASKS: dict[str, Subtask] = {
             "vsp",
         ),
         Subtask("geometry", "geometry_reasoning", ("geometry3k/geometry3k_train_first100.parquet",), 100, "geometry3k"),
-        Subtask("geometry_3d", "geometry_reasoning", ("auxsolidmath/auxsolidmath_test_easy_first100.parquet",), 100,
-                "auxsolidmath"),
+        Subtask(
+            "geometry_3d",
+            "geometry_reasoning",
+            ("auxsolidmath/auxsolidmath_test_easy_first100.parquet",),
+            100,
+            "auxsolidmath",
+        ),
         Subtask("light", "physics_reasoning", ("phyx/phyx_optics100.parquet",), 100, "phyx"),
         Subtask("mechanism", "physics_reasoning", ("phyx/phyx_mechanics100.parquet",), 100, "phyx"),
-        Subtask("mental_recon", "puzzles_games", ("realunify/realunify_mental_reconstruction.parquet",), 100, "realunify"),
+        Subtask(
+            "mental_recon", "puzzles_games", ("realunify/realunify_mental_reconstruction.parquet",), 100, "realunify"
+        ),
         Subtask("mental_track", "puzzles_games", ("realunify/realunify_mental_tracking.parquet",), 100, "realunify"),
         Subtask("visual_track", "puzzles_games", (BABYVISION_FILE,), 83, "babyvision", doc_type="Visual Tracking"),
         Subtask("maze", "puzzles_games", ("uni_mmmu/uni_mmmu_maze100.parquet",), 100, "maze"),
@@ -68,8 +77,14 @@ SUBTASKS: dict[str, Subtask] = {
         Subtask("chartqa", "chart_table", ("chartqa100/chartqa100.parquet",), 100, "chartqa"),
         *[Subtask(s, "spatial_intelligence", (f"mmsi_bench/{MMSI_FILES[s]}.parquet",), 100, "mmsi") for s in MMSI],
         *[
-            Subtask(f"{sub}_{q}", "perception_reasoning", (f"illusionbench/illusion_{sub}_test100.parquet",), 100,
-                    "illusion", split)
+            Subtask(
+                f"{sub}_{q}",
+                "perception_reasoning",
+                (f"illusionbench/illusion_{sub}_test100.parquet",),
+                100,
+                "illusion",
+                split,
+            )
             for sub, split in ILLUSION_SUBSETS.items()
             for q in ("scene", "shape")
         ],
@@ -77,10 +92,16 @@ SUBTASKS: dict[str, Subtask] = {
             Subtask(s, "perception_reasoning", (f"visualpuzzles/{s}.parquet",), 100, "visual_puzzles", "test")
             for s in VISUAL_PUZZLES
         ],
-        Subtask("fine_discrim", "perception_reasoning", (BABYVISION_FILE,), 163, "babyvision",
-                doc_type="Fine-grained Discrimination"),
+        Subtask(
+            "fine_discrim",
+            "perception_reasoning",
+            (BABYVISION_FILE,),
+            163,
+            "babyvision",
+            doc_type="Fine-grained Discrimination",
+        ),
     ]
-}  # fmt: skip
+}
 
 # Scored by a GPT-4o judge (templates unig2u.geometry3k, unig2u.auxsolidmath, unig2u.answer_match).
 JUDGED = ("geometry", "geometry_3d", "light", "mechanism", "visual_track", "fine_discrim")
@@ -100,6 +121,8 @@ CATEGORY_TITLES = {
 """Category group name -> Table 4 column title, in Table 4 order."""
 CATEGORY_GROUPS = tuple(CATEGORY_TITLES)
 BENCHMARK = "unig2u"
+TASK_PREFIX = f"{BENCHMARK}_"
+"""Prefix of every task name of the benchmark (the leaderboard reads the tasks that start with it)."""
 METRICS = ("acc",)
 """Per-sample metric of every task (plus ``invalid_outputs``; the puzzles add Uni-MMMU's step metrics)."""
 JUDGE_MODEL = "gpt-4o-2024-11-20"

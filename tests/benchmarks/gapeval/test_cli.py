@@ -33,9 +33,7 @@ def test_oracle_scores_100_and_random_repeats_get_their_ownsamples_of(runs):
         assert oracle[task]["correct,none"] == 1.0, task
         assert oracle[task]["invalid_outputs,none"] == 0 and random_[task]["invalid_outputs,none"] == 0, task
         rows = samples_of(out["unify_random"], task)
-        assert [(r["doc_id"], r["repeat"]) for r in rows] == [
-            (i, i % RANDOM_REPEATS) for i in range(len(rows))
-        ]
+        assert [(r["doc_id"], r["repeat"]) for r in rows] == [(i, i % RANDOM_REPEATS) for i in range(len(rows))]
         assert len({r["question_id"] for r in rows}) == N_ITEMS and len(rows) == N_ITEMS * RANDOM_REPEATS
         if task.endswith("_gen"):  # every repeat drew its own image into its own folder
             assert len({r["details"]["generated_images"][0] for r in rows}) == len(rows)
@@ -63,9 +61,7 @@ def test_leaderboard_succ_und_gen_and_gap_from_thesamples_of(runs):
         expected = {"Succ.": sum(u * g for u, g in pairs), "Und.": sum(u for u, _ in pairs),
                     "Gen.": sum(g for _, g in pairs)}  # fmt: skip
         for part, hits in expected.items():
-            assert float(rows["unify_random"][f"{category} {part}"]) == pytest.approx(
-                100 * hits / len(pairs), abs=1e-3
-            )
+            assert float(rows["unify_random"][f"{category} {part}"]) == pytest.approx(100 * hits / len(pairs), abs=1e-3)
         random_counts = [float(counts["unify_random"][f"{category} {cell}"]) for cell in JOINT_CELLS]
         n10, n01 = expected["Und."] - expected["Succ."], expected["Gen."] - expected["Succ."]
         assert random_counts == pytest.approx(
@@ -75,9 +71,4 @@ def test_leaderboard_succ_und_gen_and_gap_from_thesamples_of(runs):
         assert oracle_counts == pytest.approx([N_ITEMS, 0, 0, 0], abs=1e-6)
         for model in rows:
             assert 0.0 <= float(rows[model][f"{category} Gap"]) <= 100.0
-    assert (
-        0.0
-        <= float(rows["unify_oracle"]["Overall Gap"])
-        < float(rows["unify_random"]["Overall Gap"])
-        <= 100.0
-    )
+    assert 0.0 <= float(rows["unify_oracle"]["Overall Gap"]) < float(rows["unify_random"]["Overall Gap"]) <= 100.0

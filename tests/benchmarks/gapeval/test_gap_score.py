@@ -22,6 +22,8 @@ from lmms_eval_unify.benchmarks.gapeval.gap_score import (
     joint_counts_from_pairs,
 )
 
+pytestmark = pytest.mark.heavy  # every test fits the Gap Score model or reads a module fit
+
 CATS = GAPEVAL_CATEGORIES
 T2 = [r for r in read_table("gapeval_table2.csv") if r["overall_gap"].strip()]
 
@@ -178,9 +180,7 @@ def test_more_co_failure_gives_larger_gap():
     result = fit_gap_scores({"low": low, "high": high}, variant="stable")
     for c in CATS:
         assert high[c][3] > low[c][3]
-        assert result.models["high"].categories[c].delta == pytest.approx(
-            result.models["low"].categories[c].delta
-        )
+        assert result.models["high"].categories[c].delta == pytest.approx(result.models["low"].categories[c].delta)
         assert result.models["high"].categories[c].gap > result.models["low"].categories[c].gap
 
 
@@ -213,10 +213,7 @@ def spec_objective(rows, theta, beta, mu, chol_raw, n=1000.0):
     p_t, p_i = 1 / (1 + np.exp(-(theta[:, 0] - beta[0]))), 1 / (1 + np.exp(-(theta[:, 1] - beta[1])))
     eps = 1e-8
     nll = -(
-        s_t * np.log(p_t + eps)
-        + f_t * np.log(1 - p_t + eps)
-        + s_i * np.log(p_i + eps)
-        + f_i * np.log(1 - p_i + eps)
+        s_t * np.log(p_t + eps) + f_t * np.log(1 - p_t + eps) + s_i * np.log(p_i + eps) + f_i * np.log(1 - p_i + eps)
     ).sum()
     chol = np.tril(chol_raw).copy()
     chol[[0, 1], [0, 1]] = np.log1p(np.exp(np.diag(chol_raw))) + 1e-4
@@ -278,9 +275,7 @@ def test_batched_fit_equals_separate_fits(variant, tol):
     for m in names:
         alone = fit_gap_scores({m: JOINT[m]}, variant=variant, params=params)
         for c in CATS:
-            assert together.models[m].categories[c].gap == pytest.approx(
-                alone.models[m].categories[c].gap, abs=tol
-            )
+            assert together.models[m].categories[c].gap == pytest.approx(alone.models[m].categories[c].gap, abs=tol)
 
 
 @pytest.mark.parametrize(("variant", "tol"), [("official", 1e-2), ("stable", 1e-6)])
@@ -374,9 +369,7 @@ def test_stable_one_direction_only_converges_to_a_near_maximal_gap(cell):
     fit = fit_gap_scores({"m": uniform_table(cell)}, variant="stable").models["m"]
     assert fit.converged
     assert all(c.gap > 90 for c in fit.categories.values())
-    assert all(
-        c.gap == pytest.approx(by_hand_gap(c.delta, 0.0, 0.0), abs=1e-6) for c in fit.categories.values()
-    )
+    assert all(c.gap == pytest.approx(by_hand_gap(c.delta, 0.0, 0.0), abs=1e-6) for c in fit.categories.values())
 
 
 def test_stable_single_category_converges_to_the_observed_logit_difference():
@@ -411,9 +404,7 @@ def test_bench_synthetic_models_all_converge():
 
 def test_stable_warns_and_flags_when_the_iteration_budget_runs_out():
     with pytest.warns(GapFitNotConverged, match="Bagel"):
-        result = fit_gap_scores(
-            {"Bagel": JOINT["Bagel"]}, variant="stable", params=GapScoreParams(stable_max_iter=2)
-        )
+        result = fit_gap_scores({"Bagel": JOINT["Bagel"]}, variant="stable", params=GapScoreParams(stable_max_iter=2))
     fit = result.models["Bagel"]
     assert not fit.converged and fit.steps_run == 2
     assert not any(c.converged for c in fit.categories.values())

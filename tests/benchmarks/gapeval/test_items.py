@@ -14,6 +14,8 @@ from lmms_eval_unify.benchmarks.gapeval.offline.data import (
 from lmms_eval_unify.benchmarks.gapeval.offline.items import POOL_SIZE, make_items
 from lmms_eval_unify.benchmarks.gapeval.paper import CATEGORIES
 
+pytestmark = pytest.mark.heavy  # generated items (module fixture)
+
 
 @pytest.fixture(scope="module")
 def items():

@@ -85,14 +85,13 @@ def test_a_missing_side_counts_as_wrong_and_is_reported():
     ]
 
 
+@pytest.mark.subprocess
 def test_leaderboard_reports_unpaired_questions(tmp_path, capsys):
     tasks = {}
     for category in ge.CATEGORIES:
         und, gen = ge.task_names(category)
         tasks[und] = [{"question_id": f"q{i}", "correct": 1} for i in range(3)]
-        tasks[gen] = [
-            {"question_id": f"q{i}", "correct": 1} for i in range(3 if category != "reasoning" else 2)
-        ]
+        tasks[gen] = [{"question_id": f"q{i}", "correct": 1} for i in range(3 if category != "reasoning" else 2)]
     write_run(tmp_path / "runs", "uni-model", tasks)
     args = [
         tmp_path / "runs",
@@ -118,13 +117,13 @@ def test_one_direction_category_names_the_missing_direction():
     # Issue 17: a category run in one direction only is not scored; the warning must say which side is missing.
     import io
 
-    from lmms_eval_unify.reports import boards as bd
+    from lmms_eval_unify.benchmarks.gapeval.leaderboard import warn_unpaired
     from lmms_eval_unify.reports.results_io import ModelResults
 
     und_task, gen_task = ge.task_names(ge.CATEGORIES[0])
     only_und = ModelResults("m", samples={und_task: [{"doc_id": 0, "correct": 1}]})
     only_gen = ModelResults("n", samples={gen_task: [{"doc_id": 0, "correct": 1}]})
-    lines = bd.gapeval_unpaired({"m": only_und, "n": only_gen}, warn=io.StringIO())
+    lines = warn_unpaired({"m": only_und, "n": only_gen}, warn=io.StringIO())
     assert lines == [
         f"m / {ge.CATEGORIES[0]}: no generation samples, category not scored",
         f"n / {ge.CATEGORIES[0]}: no understanding samples, category not scored",

@@ -25,8 +25,19 @@ def raw_layout(root):
     _question(root, "data_1", {"category": "Multi Hop", "subcategory": "literature",
               "und_prompt": "Who wrote it?", "gen_prompt": "Generate a photo of the author.",
               "reference": ["Gabriel Garcia Marquez", "a man with a moustache"]}, inputs=0)  # fmt: skip
-    _question(root, "data_2", {"category": "counting", "subcategory": "Animals Counting", "problem": "Count",
-              "gen_prompt": "Swap them", "reference": "2 ducks and 3 birds"}, image_dir="inage", as_list=True)  # fmt: skip
+    _question(
+        root,
+        "data_2",
+        {
+            "category": "counting",
+            "subcategory": "Animals Counting",
+            "problem": "Count",
+            "gen_prompt": "Swap them",
+            "reference": "2 ducks and 3 birds",
+        },
+        image_dir="inage",
+        as_list=True,
+    )
     _question(root, "data_3", {"category": "rule_based", "subcategory": "recolour", "und_prompt": "Describe",
               "gen_prompt": "Apply", "reference": "blue car"}, inputs=2)  # fmt: skip
     _question(root, "data_4", {"category": "physics", "und_prompt": "What happens?", "gen_prompt": "Draw it",
@@ -42,10 +53,7 @@ def _rows(out, category):
 
 def test_prepare_converts_the_official_layout(tmp_path, capsys):
     raw_layout(tmp_path / "raw")
-    assert (
-        cli(["data", "prepare", "gapeval", "--root", str(tmp_path / "raw"), "--out", str(tmp_path / "out")])
-        == 0
-    )
+    assert cli(["data", "prepare", "gapeval", "--root", str(tmp_path / "raw"), "--out", str(tmp_path / "out")]) == 0
     printed = capsys.readouterr().out
     assert "reasoning: 2 questions" in printed and "world_knowledge: 1 questions" in printed
     [wk] = _rows(tmp_path / "out", "world_knowledge")
@@ -68,9 +76,7 @@ def test_prepare_lists_every_problem_and_writes_nothing(tmp_path, capsys):
     _question(raw, "data_7", {"category": "counting", "und_prompt": "a", "reference": "c"})
     _question(raw, "data_8", {"category": "counting", "und_prompt": "a", "gen_prompt": "b", "reference": "c"},
               inputs=0)  # fmt: skip
-    bad = _question(
-        raw, "data_9", {"category": "physics", "und_prompt": "a", "gen_prompt": "b", "reference": "c"}
-    )
+    bad = _question(raw, "data_9", {"category": "physics", "und_prompt": "a", "gen_prompt": "b", "reference": "c"})
     (bad / "ref" / "ref0.jpg").write_bytes(b"broken")
     assert cli(["data", "prepare", "gapeval", "--root", str(raw), "--out", str(tmp_path / "out")]) == 1
     printed = capsys.readouterr().out

@@ -16,6 +16,8 @@ from lmms_eval_unify.judges import reset_judge_state
 from lmms_eval_unify.output.record import UnifiedOutput
 from lmms_eval_unify.testing.openai_server import Fault, OpenAICompatServer, fixed_reply
 
+pytestmark = pytest.mark.heavy  # generated items and judge round trips
+
 
 @pytest.fixture(scope="module")
 def docs():
@@ -56,9 +58,7 @@ def test_every_candidate_is_judged_right_iff_it_is_the_truth(docs, category, jud
             gen = score_gen(doc, [image_output(tmp_path, [drawing], f"{doc['id']}_{i}")])
             assert und["correct"] == gen["correct"] == float(truth), (text, und, gen)
             assert und["invalid_outputs"] == gen["invalid_outputs"] == ""
-            assert (
-                (und["question_id"], und["repeat"]) == (gen["question_id"], gen["repeat"]) == (doc["id"], 0)
-            )
+            assert (und["question_id"], und["repeat"]) == (gen["question_id"], gen["repeat"]) == (doc["id"], 0)
             assert gen["details"]["judge"]["template_id"] == f"gapeval.gen.{category}"
 
 
@@ -69,9 +69,7 @@ def test_oracle_and_random_plans(docs):
     truth = doc["answer_pool"].index(doc["reference"])
     drawn = spaces.GEN.plan(doc, [], rng, oracle=True).image(Phase("generate"))
     assert drawn.tobytes() == doc["pool_images"][truth].tobytes()
-    answers = {
-        spaces.UND.plan(doc, [], random.Random(s), oracle=False).text(Phase("answer")) for s in range(60)
-    }
+    answers = {spaces.UND.plan(doc, [], random.Random(s), oracle=False).text(Phase("answer")) for s in range(60)}
     assert answers == set(doc["answer_pool"])
     # Published rows have no candidates: the oracle draws the reference (a copy the judge must reject),
     # random abstains.
@@ -117,10 +115,7 @@ def test_unusable_outputs_score_0_with_a_reason_without_a_judge_call(docs, judge
     }  # fmt: skip
     assert score_und(doc, [text_output("  ")])["correct"] == 0.0
     unsupported = UnifiedOutput("image_only", unsupported="lacks generate_image").to_json()
-    assert (
-        score_gen(doc, [unsupported])["correct"] is None
-        and score_gen(doc, [unsupported])["invalid_outputs"] == ""
-    )
+    assert score_gen(doc, [unsupported])["correct"] is None and score_gen(doc, [unsupported])["invalid_outputs"] == ""
     assert judge_server.request_count == 0
 
 

@@ -81,9 +81,7 @@ def test_oracle_scores_100_on_every_programmatic_subtask(data_dir, tmp_path):
     for task in ("civg", "tvg", "vp"):
         assert _metric(results, task, "fvd") == pytest.approx(0.0, abs=1e-6)
     # every task reports invalid_outputs; the one TVG item without reference is skipped, not invalid
-    assert all(
-        results[t]["invalid_outputs,none"] == 0 for t in results if "invalid_outputs,none" in results[t]
-    )
+    assert all(results[t]["invalid_outputs,none"] == 0 for t in results if "invalid_outputs,none" in results[t])
     row = next(line for line in board["stdout"].splitlines() if line.startswith("| unify_oracle"))
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[1:4] == ["100.00"] * 3  # SIPU, MITIU, VPU

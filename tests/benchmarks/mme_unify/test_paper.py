@@ -24,9 +24,7 @@ def cells(row, columns):
 
 
 def test_table2_understanding_avg_only_vita_differs():
-    bad = mismatches(
-        T2, "model", lambda r: mu.understanding_score(cells(r, mu.UNDERSTANDING)), "understanding_avg"
-    )
+    bad = mismatches(T2, "model", lambda r: mu.understanding_score(cells(r, mu.UNDERSTANDING)), "understanding_avg")
     # VITA-1.5 prints 60.89 for (70.67 + 56.00 + 56.04) / 3 = 60.903 (paper_tables/README.md, item 9).
     assert set(bad) == {"VITA-1.5"}
 
@@ -109,9 +107,7 @@ def test_table3_vcot_acc():
 
 
 def test_table3_unify_acc_and_acc_plus():
-    acc = mismatches(
-        T3, "model", lambda r: mu.unify_score([cell(r[f"{s}_acc"]) for s in mu.UNIFY]), "unify_acc"
-    )
+    acc = mismatches(T3, "model", lambda r: mu.unify_score([cell(r[f"{s}_acc"]) for s in mu.UNIFY]), "unify_acc")
     # GPT-4o-Image, Anole and GILL print Table 2's parts; Gemini2.0-flash-exp prints 40.74 for 39.71.
     assert set(acc) == {"Gemini2.0-flash-exp", "GPT-4o-Image", "Anole", "GILL"}
     plus = mismatches(
@@ -180,9 +176,7 @@ def test_vcot_pools_steps_and_acc_plus_needs_every_step_right():
 
 
 def means_in(variant, task_rows):
-    return {
-        mu.task_name(s): feature_means(mu.task_features(s, rows, variant)) for s, rows in task_rows.items()
-    }
+    return {mu.task_name(s): feature_means(mu.task_features(s, rows, variant)) for s, rows in task_rows.items()}
 
 
 def _maze(n, action, coordinate, image, image_steps):

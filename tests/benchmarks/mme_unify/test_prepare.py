@@ -6,8 +6,8 @@ import datasets
 import pytest
 from PIL import Image
 
-from lmms_eval_unify.benchmarks.mme_unify.offline.data import prepare_main, write_video
-from lmms_eval_unify.benchmarks.mme_unify.offline.prepare import prepare
+from lmms_eval_unify.benchmarks.mme_unify.offline.data import write_video
+from lmms_eval_unify.benchmarks.mme_unify.offline.prepare import prepare, prepare_main
 
 
 def _png(root, relative, colour="red"):

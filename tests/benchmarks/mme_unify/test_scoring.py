@@ -300,9 +300,7 @@ def _release_convention_doc():
 
 def test_vcot_copying_the_input_map_earns_no_corrected_image_credit(tmp_path):
     lake, moves, doc = _release_convention_doc()
-    copy = _steps(
-        tmp_path, lake, [s.text for s in _oracle_steps(tmp_path, lake, moves)], [lake.start] * 4 + [None]
-    )
+    copy = _steps(tmp_path, lake, [s.text for s in _oracle_steps(tmp_path, lake, moves)], [lake.start] * 4 + [None])
     raw = _vcot_raw(tmp_path, copy)
     # released: step 0's copy of Step_0 is the argmax at index 0 -> 1 credit; steps 1-3 pick index 0 != i
     assert score_vcot(doc, [raw], variant="official")["image_steps_correct"] == 1

@@ -30,9 +30,7 @@ def runs(root):
     generate(root / "data", N_ITEMS, seed=4)
     (root / "dreamsim").mkdir()
     write_tiny_dreamsim_checkpoint(root / "dreamsim")
-    metrics = {
-        "dreamsim": {"backbone": TINY_DREAMSIM_TYPE, "weights": str(root / "dreamsim"), "device": "cpu"}
-    }
+    metrics = {"dreamsim": {"backbone": TINY_DREAMSIM_TYPE, "weights": str(root / "dreamsim"), "device": "cpu"}}
     env = offline_env(root / "data", **{METRICS_ENV: json.dumps(metrics)})
     out = judged_cli_runs(root, "uni_mmmu", verdict, env, {"unify_oracle": [], "unify_random": []})
     return {model: results_of(run) for model, run in out.items()}
@@ -81,7 +79,5 @@ def test_leaderboard_table_shows_the_judged_columns(root, runs):
     assert all(float(table["unify_random"][c]) < 100.0 for c in columns)
     with (out / "uni_mmmu_science_disciplines.csv").open(newline="", encoding="utf-8") as handle:
         disciplines = {row["model"]: row for row in csv.DictReader(handle)}
-    assert all(
-        float(v) == pytest.approx(100.0) for k, v in disciplines["unify_oracle"].items() if k != "model"
-    )
+    assert all(float(v) == pytest.approx(100.0) for k, v in disciplines["unify_oracle"].items() if k != "model")
     assert len(disciplines["unify_oracle"]) == 1 + 3 * 3  # model, then Physics/Chemistry/Biology x R/T/I

@@ -21,6 +21,8 @@ from lmms_eval_unify.judges import JudgeNotConfiguredError, reset_judge_state
 from lmms_eval_unify.output.record import UnifiedOutput
 from lmms_eval_unify.testing.openai_server import Fault, OpenAICompatServer, fixed_reply
 
+pytestmark = pytest.mark.heavy  # generated geometry/science/code items and judge round trips
+
 N = 6
 TASKS_DIR = Path(__file__).parents[3] / "tasks" / "uni_mmmu"
 TASKS = {
@@ -76,9 +78,7 @@ def test_fixtures_have_the_official_fields_and_exact_answers(items):
         value = reference_judge.final_value(doc["solution_en"])
         assert [c for c in doc["choices_en"] if geometry.final_answer(c) == value], doc["choices_en"]
         assert len(set(doc["choices_en"])) == 4
-        lines = np.abs(np.asarray(doc["auxiliary_image"], int) - np.asarray(doc["original_image"], int)).max(
-            -1
-        )
+        lines = np.abs(np.asarray(doc["auxiliary_image"], int) - np.asarray(doc["original_image"], int)).max(-1)
         assert (lines > 48).sum() > 100  # the auxiliary line is drawn
     assert {d["level_1_category"] for d in items["science"]} == {"Physics", "Chemistry", "Biology"}
     for doc in items["science"]:
@@ -87,9 +87,7 @@ def test_fixtures_have_the_official_fields_and_exact_answers(items):
     assert [d["difficulty"] for d in items["code"][:3]] == ["A", "B", "C"]
     for doc in items["code"]:
         colours = {c for _, c in svg.drawn_shapes(doc["svg"])}
-        assert colours == reference_judge.colours_present(
-            reference_judge.palette_classes(np.asarray(doc["gt_image"]))
-        )
+        assert colours == reference_judge.colours_present(reference_judge.palette_classes(np.asarray(doc["gt_image"])))
 
 
 @pytest.mark.parametrize("name", TASKS)
@@ -129,18 +127,14 @@ def test_unusable_images_score_zero_with_a_reason(name, items, judge_server, tmp
     missing = score(doc, [output(tmp_path, text, [])])
     assert missing["invalid_outputs"] == "wrong_image_count"
     (tmp_path / "broken.png").write_bytes(b"not a png")
-    corrupt = score(
-        doc, [UnifiedOutput("test", text=text, images=["broken.png"], root=str(tmp_path)).to_json()]
-    )
+    corrupt = score(doc, [UnifiedOutput("test", text=text, images=["broken.png"], root=str(tmp_path)).to_json()])
     assert corrupt["invalid_outputs"] == "corrupt_image"
     for result in (missing, corrupt):
         assert all(result[m] == 0.0 for m in IMAGE_METRICS[name])
         text_metrics = set(METRICS[name]) - set(IMAGE_METRICS[name])
         assert all(result[m] == METRICS[name][m] for m in text_metrics)  # the text is still judged
     malformed = score(doc, ["{not json"])
-    assert malformed["invalid_outputs"] == "malformed_record" and all(
-        malformed[m] == 0.0 for m in METRICS[name]
-    )
+    assert malformed["invalid_outputs"] == "malformed_record" and all(malformed[m] == 0.0 for m in METRICS[name])
     unsupported = score(doc, [UnifiedOutput("test", unsupported="no image output").to_json()])
     assert all(unsupported[m] is None for m in METRICS[name]) and unsupported["invalid_outputs"] == ""
 
@@ -172,9 +166,7 @@ def test_code_keeps_the_best_of_several_images_and_needs_a_summary(items, judge_
     blank = Image.new("RGB", image.size, "white")
     result = code.score_code(doc, [output(tmp_path, "no tags at all", [blank, image])])
     assert (result["shape_color_score"], result["position_score"]) == (5.0, 5.0)
-    assert (
-        result["details"]["image"]["verdict"] == "match" and result["details"]["image"]["judged_images"] == 2
-    )
+    assert result["details"]["image"]["verdict"] == "match" and result["details"]["image"]["judged_images"] == 2
     assert result["text_acc"] == 0.0 and result["details"]["text"] == {"skipped": "no <RENDER_SUMMARY> block"}
     assert code.render_summary("x <render_summary> two dots </RENDER_SUMMARY> y") == "two dots"
 
@@ -188,9 +180,7 @@ def test_official_code_verdict_rules():
 def test_geometry_prompt_fills_the_official_template(items):
     doc = items["geometry"][0]
     text = geometry.prompt(doc, "P: $PROBLEM_TEXT\nC: $CHOICES_TEXT\nAUX: $AUX_EN")
-    assert (
-        doc["problem_text_en"] in text and doc["choices_en"][3] in text and doc["auxiliary_text_en"] in text
-    )
+    assert doc["problem_text_en"] in text and doc["choices_en"][3] in text and doc["auxiliary_text_en"] in text
     assert "(no choices)" in geometry.prompt({**doc, "choices_en": []}, "$CHOICES_TEXT")
 
 
@@ -229,11 +219,7 @@ def test_one_template_can_use_its_own_judge_endpoint(items, tmp_path, monkeypatc
         result = geometry.score_geometry(doc, [output(tmp_path, text, [image])])
         assert own.requests_to()[0].model == "Qwen/Qwen3-32B"
     reset_judge_state()
-    assert (
-        result["text_acc"] == 1.0
-        and result["img_acc"] == 0.0
-        and result["invalid_outputs"] == "judge_invalid"
-    )
+    assert result["text_acc"] == 1.0 and result["img_acc"] == 0.0 and result["invalid_outputs"] == "judge_invalid"
 
 
 def test_random_baseline_chance_levels(items):

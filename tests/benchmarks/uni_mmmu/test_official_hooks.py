@@ -11,17 +11,18 @@ from lmms_eval_unify.generation.media import MediaStore
 from lmms_eval_unify.generation.visuals import to_pil_images
 from lmms_eval_unify.output.record import Step, UnifiedOutput
 from lmms_eval_unify.puzzles import DOMAINS
-from lmms_eval_unify.puzzles.dataset import write_uni_mmmu_puzzles
+from lmms_eval_unify.puzzles.dataset import write_puzzles
 from lmms_eval_unify.puzzles.domain import moves_from_field, read_state, simulate
 from lmms_eval_unify.puzzles.scoring import METRICS
+
+pytestmark = pytest.mark.heavy  # generated puzzle sets (module fixture)
 
 
 @pytest.fixture(scope="module")
 def docs(tmp_path_factory):
-    maze, sliding = write_uni_mmmu_puzzles(tmp_path_factory.mktemp("puzzles"), 3, 3, seed=5)
+    maze, sliding = write_puzzles(tmp_path_factory.mktemp("puzzles"), 3, 3, seed=5)
     return {
-        name: list(datasets.Dataset.from_parquet(str(path)))
-        for name, path in (("maze", maze), ("sliding", sliding))
+        name: list(datasets.Dataset.from_parquet(str(path))) for name, path in (("maze", maze), ("sliding", sliding))
     }
 
 
@@ -62,8 +63,4 @@ def test_generated_sliding_step_images_are_the_boards_after_each_move(docs):
 def test_sliding_official_without_step_images_leaves_image_metrics_unscored(tmp_path, docs):
     doc = {k: v for k, v in docs["sliding"][0].items() if k != "step_images"}
     scores = score_puzzle(doc, [_oracle(tmp_path, "sliding", doc)], domain="sliding", variant="official")
-    assert (
-        scores["text_sample_acc"] == 1.0
-        and scores["img_step_acc"] is None
-        and scores["img_sample_acc"] is None
-    )
+    assert scores["text_sample_acc"] == 1.0 and scores["img_step_acc"] is None and scores["img_sample_acc"] is None

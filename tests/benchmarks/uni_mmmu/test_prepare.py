@@ -5,18 +5,18 @@ import numpy as np
 import pytest
 
 from lmms_eval_unify.benchmarks.uni_mmmu.offline.code import generate_code_items
-from lmms_eval_unify.benchmarks.uni_mmmu.offline.data import prepare_main
 from lmms_eval_unify.benchmarks.uni_mmmu.offline.geometry import generate_geometry_items
-from lmms_eval_unify.benchmarks.uni_mmmu.offline.jigsaw import generate_jigsaw_items
 from lmms_eval_unify.benchmarks.uni_mmmu.offline.prepare import (
     GEOMETRY_JSON,
     JIGSAW_METADATA,
     SCIENCE_JSON,
     SLIDING_SUMMARY,
     SVG_METADATA,
+    prepare_main,
 )
 from lmms_eval_unify.benchmarks.uni_mmmu.offline.science import generate_science_items
 from lmms_eval_unify.puzzles import DOMAINS
+from lmms_eval_unify.puzzles.jigsaw import generate_jigsaw_items
 from lmms_eval_unify.puzzles.sliding import SOLVED
 
 
@@ -74,8 +74,13 @@ def _official_judged_layout(root, n):
         block = blocks.setdefault(item["level_1_category"], {"level_1_category": item["level_1_category"],
                                                              "level_2_category": item["level_2_category"],
                                                              "samples": []})  # fmt: skip
-        block["samples"].append({"input_image_file_path_list": [f"data/science/{index}.png"],
-                                 "input_prompt": item["input_prompt"], "output_prompt": item["output_prompt"]})  # fmt: skip
+        block["samples"].append(
+            {
+                "input_image_file_path_list": [f"data/science/{index}.png"],
+                "input_prompt": item["input_prompt"],
+                "output_prompt": item["output_prompt"],
+            }
+        )
     (root / SCIENCE_JSON).write_text(json.dumps(list(blocks.values())))
     svg_dir = root / SVG_METADATA.parent
     svg_dir.mkdir(parents=True)
@@ -122,10 +127,7 @@ def test_prepare_reports_broken_judged_items(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "book__q_1: unreadable imgs/1_auxiliary_image.png" in printed
     assert "case_01: empty output_prompt" in printed
-    assert (
-        "SVG does not render safely" in printed
-        and "3 problem(s) in the release; nothing was written" in printed
-    )
+    assert "SVG does not render safely" in printed and "3 problem(s) in the release; nothing was written" in printed
     assert not list((tmp_path / "out").rglob("*.parquet"))
 
 
@@ -191,9 +193,7 @@ def test_prepare_sliding_keeps_step_images_and_reports_moves_they_contradict(tmp
     assert "sliding: 2 warning(s)" in printed
     rows = list(datasets.Dataset.from_parquet(str(tmp_path / "out/uni_mmmu/sliding/test.parquet")))
     assert [r["id"] for r in rows] == ["demo_3x3_00001_steps", "demo_3x3_00002_steps", "demo_3x3_00003_steps"]
-    assert [len(r["step_images"]) for r in rows] == [2, 2, 1] and json.loads(rows[2]["steps_words"]) == [
-        "Down"
-    ]
+    assert [len(r["step_images"]) for r in rows] == [2, 2, 1] and json.loads(rows[2]["steps_words"]) == ["Down"]
     first = rows[0]
     state = DOMAINS["sliding"].state_from_grid(DOMAINS["sliding"].parse_grid(first["initial_image"]))
     for move, image in zip(["down", "left"], first["step_images"], strict=True):

@@ -73,7 +73,10 @@ def test_unknown_tier_is_an_error():
 
 
 def _svg(body: str) -> str:
-    return f'<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" width="8" height="8">{body}</svg>'
+    return (
+        '<svg xmlns="http://www.w3.org/2000/svg" xmlns:xlink="http://www.w3.org/1999/xlink" '
+        f'width="8" height="8">{body}</svg>'
+    )
 
 
 def _use_cycle(length: int, attribute: str) -> str:

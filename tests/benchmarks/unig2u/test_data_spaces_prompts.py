@@ -12,6 +12,8 @@ from lmms_eval_unify.benchmarks.unig2u.task import concatenate, resolve_files
 from lmms_eval_unify.generation.protocols import Phase, split_generate_then_answer_prompt
 from lmms_eval_unify.integration.task import LocalDataMissingError
 
+pytestmark = pytest.mark.heavy  # the generated UniG2U set (module fixture)
+
 TEXT_SUBTASKS = [
     name for name, s in SUBTASKS.items() if s.family not in ("maze", "sliding", "jigsaw", *JUDGED_FAMILIES)
 ]
@@ -101,7 +103,7 @@ def test_random_answers_land_at_the_analytic_chance_level(name, data_dir):
 
 
 def test_prepare_copies_a_snapshot_and_checks_the_paper_sizes(data_dir, tmp_path):
-    from lmms_eval_unify.benchmarks.unig2u.offline.data import prepare
+    from lmms_eval_unify.benchmarks.unig2u.offline.prepare import prepare
 
     # The generated set has 6 rows per file, not the paper's sizes: prepare lists every subtask and copies nothing.
     copied, problems = prepare(data_dir / "unig2u", tmp_path / "out")
@@ -115,7 +117,7 @@ def test_prepare_mirrors_the_snapshot_layout(data_dir, tmp_path, monkeypatch):
     import dataclasses
 
     from lmms_eval_unify.benchmarks.unig2u import spec as subtasks
-    from lmms_eval_unify.benchmarks.unig2u.offline.data import prepare
+    from lmms_eval_unify.benchmarks.unig2u.offline.prepare import prepare
 
     sizes = {name: dataclasses.replace(s, n=6 * len(s.files)) for name, s in SUBTASKS.items()}
     monkeypatch.setattr(subtasks, "SUBTASKS", sizes)
@@ -125,9 +127,7 @@ def test_prepare_mirrors_the_snapshot_layout(data_dir, tmp_path, monkeypatch):
 
 
 def test_prompts_follow_the_appendix_wording():
-    assert "contains a icon" in direct_prompt("icon_shape", {}) and "contains an icon" in gta_prompt(
-        "icon_shape", {}
-    )
+    assert "contains a icon" in direct_prompt("icon_shape", {}) and "contains an icon" in gta_prompt("icon_shape", {})
     assert "contribute to forming the shape. Draw" in gta_prompt("in_shape", {})
     assert "contribute to forming the logo shape. Draw" in gta_prompt("logo_shape", {})
     question = direct_prompt("algorithmic", {"question": " Which? ", "options": ["w", "x", "y", "z"]})
@@ -151,11 +151,11 @@ def test_subtask_table_follows_the_scoring_contract():
     assert sum(s.n for s in SUBTASKS.values()) == 3000 - sum(paper_sizes[name] for name in NOT_YET)
 
 
-def test_jigsaw_reuses_the_uni_mmmu_parser_with_unig2u_fields(data_dir):
+def test_jigsaw_reuses_the_shared_parser_with_unig2u_fields(data_dir):
     import numpy as np
 
-    from lmms_eval_unify.benchmarks.uni_mmmu.offline.jigsaw import generate_jigsaw_items
     from lmms_eval_unify.benchmarks.unig2u.scoring import score_jigsaw
+    from lmms_eval_unify.puzzles.jigsaw import generate_jigsaw_items
 
     docs = load_docs("jigsaw", data_dir)
     assert set(docs[0]) == {"ref_image", "cand0_image", "cand1_image", "label"}  # the published columns

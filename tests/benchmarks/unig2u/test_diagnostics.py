@@ -11,6 +11,8 @@ from lmms_eval_unify.judges import reset_judge_state
 from lmms_eval_unify.output.record import Step, UnifiedOutput
 from lmms_eval_unify.testing.openai_server import OpenAICompatServer
 
+pytestmark = pytest.mark.heavy  # each test generates a UniG2U set
+
 
 def _row(root, task: str, doc_id: int, prompt: str, answer: str) -> dict:
     relative = f"{task}/{doc_id}/generated_00.png"

@@ -9,9 +9,11 @@ from lmms_eval.utils import load_yaml_config
 from lmms_eval_unify.benchmarks.unig2u.offline.data import generate
 from lmms_eval_unify.benchmarks.unig2u.spec import HUB_ROOT, SUBTASKS
 from lmms_eval_unify.benchmarks.unig2u.task import concatenate, resolve_files
-from lmms_eval_unify.generation.model import UNDERSTANDING_ONLY
-from lmms_eval_unify.integration.plugin import tasks_path
+from lmms_eval_unify.generation.adapter import UNDERSTANDING_ONLY
+from lmms_eval_unify.integration.paths import tasks_path
 from lmms_eval_unify.scoring.scorer import metadata_params
+
+pytestmark = pytest.mark.heavy  # the generated UniG2U set (module fixture)
 
 
 class TextOnlyAdapter(ScriptedAdapter):
@@ -59,9 +61,7 @@ def test_gta_stage1_gets_every_input_image_and_stage2_adds_the_generated_one(dat
     config, docs = _task("unig2u_vsp_reason_gta", data_dir)
     collision = next(i for i, d in enumerate(docs) if d["source"] == "collision")
     truth = docs[collision]
-    model = ScriptedAdapter(
-        [f"Car: {truth['gt_car']}\nPerson: {truth['gt_person'] + 0.5}"], output_dir=str(tmp_path)
-    )
+    model = ScriptedAdapter([f"Car: {truth['gt_car']}\nPerson: {truth['gt_person'] + 0.5}"], output_dir=str(tmp_path))
     result = _serve(model, config, docs, collision)
     (generate_call, understand_call) = model.calls
     assert generate_call[0] == "generate_image" and generate_call[2] == 3  # icon, example, test map
@@ -74,9 +74,7 @@ def test_official_gta_gives_stage1_only_the_first_image(data_dir, tmp_path):
     config, docs = _task("unig2u_vsp_reason_gta_official", data_dir)
     collision = next(i for i, d in enumerate(docs) if d["source"] == "collision")
     truth = docs[collision]
-    model = ScriptedAdapter(
-        [f"Car: {truth['gt_car']}\nPerson: {truth['gt_person']}"], output_dir=str(tmp_path)
-    )
+    model = ScriptedAdapter([f"Car: {truth['gt_car']}\nPerson: {truth['gt_person']}"], output_dir=str(tmp_path))
     result = _serve(model, config, docs, collision)
     (generate_call, understand_call) = model.calls
     assert generate_call[2] == 1 and understand_call[2] == 4  # released code: first input only in stage 1
@@ -92,13 +90,9 @@ def test_direct_and_gta_pairs_differ_only_in_protocol_and_prompt():
     for name in SUBTASKS:
         direct = load_yaml_config(str(tasks_path() / "unig2u" / f"unig2u_{name}.yaml"))
         gta = load_yaml_config(str(tasks_path() / "unig2u" / f"unig2u_{name}_gta.yaml"))
-        differing = {
-            k for k in direct.keys() | gta.keys() if _comparable(direct.get(k)) != _comparable(gta.get(k))
-        }
+        differing = {k for k in direct.keys() | gta.keys() if _comparable(direct.get(k)) != _comparable(gta.get(k))}
         assert differing <= {"task", "generation_kwargs", "lmms_eval_specific_kwargs"}, (name, differing)
-        same_options = {
-            k: v for k, v in direct["generation_kwargs"].items() if k not in ("protocol", "max_new_tokens")
-        }
+        same_options = {k: v for k, v in direct["generation_kwargs"].items() if k not in ("protocol", "max_new_tokens")}
         assert same_options.items() <= gta["generation_kwargs"].items(), name
 
 

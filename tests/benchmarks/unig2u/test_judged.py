@@ -19,6 +19,8 @@ from lmms_eval_unify.judges import get_template, reset_judge_state
 from lmms_eval_unify.output.record import UnifiedOutput
 from lmms_eval_unify.testing.openai_server import ChatRequest, Fault, OpenAICompatServer, fixed_reply
 
+pytestmark = pytest.mark.heavy  # the generated UniG2U set (module fixture) and judge round trips
+
 SPACE = {"geometry3k": spaces.GEOMETRY, "auxsolidmath": spaces.GEOMETRY, "phyx": spaces.PHYX,
          "babyvision": spaces.BABYVISION}  # fmt: skip
 
@@ -52,13 +54,8 @@ def _answer(name: str, doc: dict, oracle: bool, rng: random.Random) -> str:
 
 
 def test_fixture_files_have_the_published_fields(docs):
-    assert (
-        set(docs["geometry"][0]) == {"images", "problem", "answer"}
-        and "<image>" in docs["geometry"][0]["problem"]
-    )
-    assert {"original_image", "question", "answer", "auxiliary_line_description"} == set(
-        docs["geometry_3d"][0]
-    )
+    assert set(docs["geometry"][0]) == {"images", "problem", "answer"} and "<image>" in docs["geometry"][0]["problem"]
+    assert {"original_image", "question", "answer", "auxiliary_line_description"} == set(docs["geometry_3d"][0])
     assert base64_image(docs["light"][0]["image"]).size == (256, 192)  # PhyX images are base64 strings
     assert {d["category"] for d in docs["light"]} == {"Optics"}
     baby = docs["visual_track"] + docs["fine_discrim"]
@@ -88,19 +85,16 @@ def test_prompts_direct_and_gta(name, docs):
 def test_prompt_wording():
     doc = {"question": " Which one? ", "ansType": "choice", "options": ["cat", "dog"]}
     assert direct_prompt("fine_discrim", doc) == (
-        "Which one?\nChoices:\n(A) cat\n(B) dog\n\nThink step by step and give your final answer in \\boxed{Answer} format."
+        "Which one?\nChoices:\n(A) cat\n(B) dog\n\n"
+        "Think step by step and give your final answer in \\boxed{Answer} format."
     )
     assert direct_prompt("light", {"question": "Q?"}) == "Q?"
     gen, question = split_generate_then_answer_prompt(gta_prompt("mechanism", {"question": "Q?"}), {})
     assert gen.startswith("Based on this mechanics problem, draw a free body diagram")
     assert question.endswith("to help you solve the problem.\n\nQ?")
-    assert direct_prompt("geometry", {"problem": "<image>Find x."}).startswith(
-        "<image>Find x.\n\nInstructions:\n1."
-    )
+    assert direct_prompt("geometry", {"problem": "<image>Find x."}).startswith("<image>Find x.\n\nInstructions:\n1.")
     gen, question = split_generate_then_answer_prompt(gta_prompt("geometry_3d", {"question": "P"}), {})
-    assert "Problem: P" in gen and question.startswith(
-        "You are given a solid geometry problem.\n\nProblem: P"
-    )
+    assert "Problem: P" in gen and question.startswith("You are given a solid geometry problem.\n\nProblem: P")
 
 
 def test_extraction_before_the_judge():

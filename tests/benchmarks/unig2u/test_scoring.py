@@ -62,8 +62,6 @@ def test_unsupported_and_invalid_outputs():
                               "unsupported": "generate_image"})  # fmt: skip
     result = score_answer({"answer": "A"}, [unsupported], subtask="msr")
     assert result["acc"] is None and mean_supported([result["acc"]]) == "-"
-    broken = score_answer(
-        {"answer": "A"}, ['{"schema": "lmms_eval_unify/output@1", "protocol": 3'], subtask="msr"
-    )
+    broken = score_answer({"answer": "A"}, ['{"schema": "lmms_eval_unify/output@1", "protocol": 3'], subtask="msr")
     assert broken["acc"] == 0.0 and broken["invalid_outputs"]
     assert score_answer({"answer": "A"}, ["Answer: A"], subtask="msr")["acc"] == 1.0

@@ -1,7 +1,7 @@
 """GapEval sets in the local-data layout ``<out>/gapeval/<category>/test.parquet`` (schema: ``items.py``).
 
-``generate`` writes offline items of all four categories; ``prepare_main`` converts the official raw layout
-(``lmms-eval-unify data prepare gapeval --root DIR --out OUT``, see ``prepare.py``).
+``generate`` writes offline items of all four categories; ``prepare.py`` converts the official raw layout
+(``lmms-eval-unify data prepare gapeval --root DIR --out OUT``).
 """
 
 from __future__ import annotations
@@ -60,10 +60,3 @@ def write_rows(rows: list[dict[str, Any]], path: Path) -> Path:
 def generate(out_dir: str | Path, n: int, seed: int = 0) -> list[Path]:
     """``n`` offline items of every category."""
     return [write_rows(make_items(c, n, seed), category_path(out_dir, c)) for c in CATEGORIES]
-
-
-def prepare_main(argv: list[str]) -> int:
-    """``lmms-eval-unify data prepare gapeval ...`` (see ``lmms_eval_unify.benchmarks.gapeval.offline.prepare``)."""
-    from lmms_eval_unify.benchmarks.gapeval.offline.prepare import prepare_main as main
-
-    return main(argv)

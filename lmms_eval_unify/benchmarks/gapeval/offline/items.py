@@ -7,7 +7,7 @@ available to us, so the published column names are unverified):
 | column | meaning |
 |---|---|
 | ``id`` | question id (``data_<id>`` in the raw layout); both directions of a question share it |
-| ``category`` | paper category (``world_knowledge``, ``numerical_perception``, ``instruction_following``, ``reasoning``) |
+| ``category`` | paper category (one of ``spec.CATEGORIES``: world knowledge, numerical perception, ...) |
 | ``subcategory`` | the official ``subcategory`` (or category) string |
 | ``und_prompt`` / ``gen_prompt`` | the understanding (text answer) and generation (image answer) prompts |
 | ``reference`` | reference answer text (the official list form joined by newlines) |

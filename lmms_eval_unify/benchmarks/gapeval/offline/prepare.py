@@ -48,9 +48,7 @@ def _norm(category: str) -> str:
 
 
 def _images(folder: Path) -> list[Image.Image]:
-    files = (
-        sorted(p for p in folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES) if folder.is_dir() else []
-    )
+    files = sorted(p for p in folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES) if folder.is_dir() else []
     images = []
     for path in files:
         try:
@@ -78,9 +76,7 @@ def read_item(folder: Path) -> dict:
         raise ItemError(f"{prompt_file}: not a JSON object")
     official = _norm(str(raw.get("category") or ""))
     if official not in CATEGORY_MAP:
-        raise ItemError(
-            f"{prompt_file}: unknown category {raw.get('category')!r}; known: {sorted(CATEGORY_MAP)}"
-        )
+        raise ItemError(f"{prompt_file}: unknown category {raw.get('category')!r}; known: {sorted(CATEGORY_MAP)}")
     reference = raw.get("reference")
     reference = "\n".join(str(line) for line in reference) if isinstance(reference, list) else reference
     row = {
@@ -108,11 +104,7 @@ def read_item(folder: Path) -> dict:
 
 def prepare(root: Path, out: Path) -> tuple[list[Path], Counter, list[str]]:
     """(written folders, questions per category, problems); nothing is written when there are problems."""
-    folders = (
-        sorted(p for p in root.iterdir() if p.is_dir() and p.name.startswith("data_"))
-        if root.is_dir()
-        else []
-    )
+    folders = sorted(p for p in root.iterdir() if p.is_dir() and p.name.startswith("data_")) if root.is_dir() else []
     if not folders:
         return [], Counter(), [f"{root}: no data_<id> folders"]
     rows, problems = [], Problems()
@@ -126,9 +118,7 @@ def prepare(root: Path, out: Path) -> tuple[list[Path], Counter, list[str]]:
     if problems:
         return [], counts, problems
     tables = {
-        c: functools.partial(_write_category, [r for r in rows if r["category"] == c])
-        for c in CATEGORIES
-        if counts[c]
+        c: functools.partial(_write_category, [r for r in rows if r["category"] == c]) for c in CATEGORIES if counts[c]
     }
     return write_all_or_nothing(category_path(out, CATEGORIES[0]).parent.parent, tables), counts, []
 
@@ -138,24 +128,15 @@ def _write_category(rows: list[dict], folder: Path) -> None:
 
 
 def prepare_main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(
-        prog="lmms-eval-unify data prepare gapeval", description=__doc__.split("\n")[0]
-    )
-    parser.add_argument(
-        "--root", type=Path, required=True, help="folder holding the data_<id>/ question folders"
-    )
-    parser.add_argument(
-        "--out", type=Path, required=True, help="local-data folder (LMMS_EVAL_UNIFY_DATA_DIR)"
-    )
+    parser = argparse.ArgumentParser(prog="lmms-eval-unify data prepare gapeval", description=__doc__.split("\n")[0])
+    parser.add_argument("--root", type=Path, required=True, help="folder holding the data_<id>/ question folders")
+    parser.add_argument("--out", type=Path, required=True, help="local-data folder (LMMS_EVAL_UNIFY_DATA_DIR)")
     args = parser.parse_args(argv)
     written, counts, problems = prepare(args.root, args.out)
     if report(problems):
         return 1
     for category in CATEGORIES:
-        print(
-            f"{category}: {counts[category]} questions"
-            + ("" if counts[category] else " (none: task will not run)")
-        )
+        print(f"{category}: {counts[category]} questions" + ("" if counts[category] else " (none: task will not run)"))
     for path in written:
         print(path)
     return 0

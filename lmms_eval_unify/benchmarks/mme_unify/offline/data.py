@@ -98,9 +98,7 @@ def understanding_rows(subtask: str, n: int, rng: random.Random, media_dir: Path
             row, shown = _mc_row(i, rng, "Which object is shown in the image?")
             row["image"] = [photo(shown)]
         elif subtask == "MITIU":
-            row, shown = _mc_row(
-                i, rng, "The first picture <img> is a distractor. Which object is shown in <img>?"
-            )
+            row, shown = _mc_row(i, rng, "The first picture <img> is a distractor. Which object is shown in <img>?")
             distractor = next(k for k in range(len(PHOTO_NAMES)) if PHOTO_NAMES[k] not in str(row["choice"]))
             row["image"] = [photo(distractor), photo(shown)]
             row["data_type"], row["level"] = "Interleaved Image", "L1"
@@ -188,8 +186,7 @@ def al_rows(n: int, rng: random.Random) -> list[dict]:
                 "answer": LABELS[values.index(height)],
                 "inputs": [_triangle(2 * half, height, None)],
                 "candidates": [
-                    _triangle(2 * half, height, line)
-                    for line in (("A", "D"), ("B", "M"), ("M", "D"), ("C", "M"))
+                    _triangle(2 * half, height, line) for line in (("A", "D"), ("B", "M"), ("M", "D"), ("C", "M"))
                 ],
                 "subcategory": "Math_Reasoning",
             }
@@ -310,10 +307,3 @@ def generate(out_dir: str | Path, n: int, seed: int = 0) -> list[Path]:
         )
     )
     return written
-
-
-def prepare_main(argv: list[str]) -> int:
-    """``lmms-eval-unify data prepare mme_unify ...`` (see ``lmms_eval_unify.benchmarks.mme_unify.offline.prepare``)."""
-    from lmms_eval_unify.benchmarks.mme_unify.offline.prepare import prepare_main as main
-
-    return main(argv)

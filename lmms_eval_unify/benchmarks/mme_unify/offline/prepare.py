@@ -76,9 +76,7 @@ class MediaIndex:
 def _find(annotations: Path, name: str) -> Path:
     found = sorted(annotations.rglob(name))
     if not found:
-        raise FileNotFoundError(
-            f"{name} not found under {annotations} (expected the release's Unify_Dataset/)"
-        )
+        raise FileNotFoundError(f"{name} not found under {annotations} (expected the release's Unify_Dataset/)")
     return found[0]
 
 
@@ -117,9 +115,7 @@ def understanding_rows(items: list[dict], media: MediaIndex, problems: Problems)
     return out
 
 
-def generation_rows(
-    items: list[dict], media: MediaIndex, problems: Problems
-) -> tuple[dict[str, list[dict]], int]:
+def generation_rows(items: list[dict], media: MediaIndex, problems: Problems) -> tuple[dict[str, list[dict]], int]:
     out: dict[str, list[dict]] = {k: [] for k in GENERATION_CATEGORIES.values()}
     no_reference = 0
     for index, item in enumerate(items):
@@ -191,9 +187,7 @@ def unify_rows(subtask: str, items: list[dict], media: MediaIndex, problems: Pro
                 {
                     "index": index,
                     "id": int(item.get("question_id", item.get("id", index))),
-                    "question": item.get(
-                        "question", "How many differences are there between img_a and img_b?"
-                    ),
+                    "question": item.get("question", "How many differences are there between img_a and img_b?"),
                     "choice": list(item["choice"]),
                     "answer": item["answer"],
                     "inputs": inputs,
@@ -252,9 +246,7 @@ def _load_json(annotations: Path, name: str) -> object:
     return json.loads(_find(annotations, name).read_text(encoding="utf-8"))
 
 
-def prepare(
-    annotations: str | Path, media_root: str | Path, out_dir: str | Path, log: Callable = print
-) -> list[str]:
+def prepare(annotations: str | Path, media_root: str | Path, out_dir: str | Path, log: Callable = print) -> list[str]:
     """Validate the whole release, then write ``<out>/mme_unify/<subtask>/test.parquet`` for every subtask, or
     nothing when there is any problem (missing or unreadable media, malformed items); returns the problems."""
     annotations, media = Path(annotations), MediaIndex(Path(media_root))
@@ -262,13 +254,9 @@ def prepare(
     tables: dict[str, list[dict]] = {}
     no_reference = 0
     with problems.guard("Understanding_Unified.json"):
-        tables.update(
-            understanding_rows(_load_json(annotations, "Understanding_Unified.json"), media, problems)
-        )
+        tables.update(understanding_rows(_load_json(annotations, "Understanding_Unified.json"), media, problems))
     with problems.guard("Generation_Unified.json"):
-        generation, no_reference = generation_rows(
-            _load_json(annotations, "Generation_Unified.json"), media, problems
-        )
+        generation, no_reference = generation_rows(_load_json(annotations, "Generation_Unified.json"), media, problems)
         tables.update(generation)
     for subtask, name in UNIFY_FILES.items():
         with problems.guard(name):

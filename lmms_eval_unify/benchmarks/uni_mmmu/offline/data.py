@@ -8,9 +8,9 @@ from typing import Any
 from lmms_eval_unify.benchmarks.fixtures import write_parquet
 from lmms_eval_unify.benchmarks.uni_mmmu.offline.code import generate_code_items
 from lmms_eval_unify.benchmarks.uni_mmmu.offline.geometry import generate_geometry_items
-from lmms_eval_unify.benchmarks.uni_mmmu.offline.jigsaw import generate_jigsaw_items
 from lmms_eval_unify.benchmarks.uni_mmmu.offline.science import generate_science_items
-from lmms_eval_unify.puzzles.dataset import write_uni_mmmu_puzzles
+from lmms_eval_unify.puzzles.dataset import write_puzzles
+from lmms_eval_unify.puzzles.jigsaw import generate_jigsaw_items
 
 
 def write_rows(rows: list[dict[str, Any]], path: Path) -> Path:
@@ -28,16 +28,9 @@ def generate(out_dir: str | Path, n: int, seed: int = 0) -> list[Path]:
     """``n`` items of every generated subtask."""
     root = Path(out_dir) / "uni_mmmu"
     return [
-        *write_uni_mmmu_puzzles(out_dir, n, n, seed),
+        *write_puzzles(root, n, n, seed),
         write_rows(generate_jigsaw_items(n, seed), root / "jigsaw" / "test.parquet"),
         write_rows(generate_geometry_items(n, seed), root / "geometry" / "test.parquet"),
         write_rows(generate_science_items(n, seed), root / "science" / "test.parquet"),
         write_rows(generate_code_items(n, seed), root / "code" / "test.parquet"),
     ]
-
-
-def prepare_main(argv: list[str]) -> int:
-    """``lmms-eval-unify data prepare uni_mmmu ...`` (see ``lmms_eval_unify.benchmarks.uni_mmmu.offline.prepare``)."""
-    from lmms_eval_unify.benchmarks.uni_mmmu.offline.prepare import prepare_main as main
-
-    return main(argv)

@@ -24,9 +24,7 @@ def _layout(points: dict[str, tuple[float, float]]) -> dict[str, tuple[float, fl
     """Math coordinates scaled into the canvas (y up -> y down) with a margin for the labels."""
     xs, ys = [p[0] for p in points.values()], [p[1] for p in points.values()]
     scale = (SIZE - 100) / max(max(xs) - min(xs), max(ys) - min(ys))
-    return {
-        k: (50 + (x - min(xs)) * scale, SIZE - 50 - (y - min(ys)) * scale) for k, (x, y) in points.items()
-    }
+    return {k: (50 + (x - min(xs)) * scale, SIZE - 50 - (y - min(ys)) * scale) for k, (x, y) in points.items()}
 
 
 def _draw(points: dict[str, tuple[float, float]], triangle: str, aux: tuple[str, str] | None) -> Image.Image:
@@ -69,8 +67,7 @@ def _problem(kind: str, rng: random.Random) -> dict[str, Any]:
     if kind == "right_median":
         points["M"] = (b / 2, a / 2)
         return {
-            "problem": f"In triangle ABC, ∠C = 90°, AC = {a} and BC = {b}. Find the length of the median from C "
-            "to AB.",
+            "problem": f"In triangle ABC, ∠C = 90°, AC = {a} and BC = {b}. Find the length of the median from C to AB.",
             "aux": "Draw segment CM, where M is the midpoint of AB.",
             "solution": f"AB = √({a}² + {b}²) = {number(c)}. The median to the hypotenuse of a right triangle is "
             f"half the hypotenuse, so CM = AB/2 = {number(c / 2)}.",
@@ -82,8 +79,7 @@ def _problem(kind: str, rng: random.Random) -> dict[str, Any]:
     t = a**2 / c**2  # foot of the altitude from C: D = A + t (B - A)
     points["D"] = (t * b, a * (1 - t))
     return {
-        "problem": f"In triangle ABC, ∠C = 90°, AC = {a} and BC = {b}. Find the length of the altitude from C "
-        "to AB.",
+        "problem": f"In triangle ABC, ∠C = 90°, AC = {a} and BC = {b}. Find the length of the altitude from C to AB.",
         "aux": "Draw the altitude CD from C to AB, with D on AB.",
         "solution": f"AB = √({a}² + {b}²) = {number(c)}. Twice the area of ABC is AC·BC = AB·CD, so "
         f"CD = {a}·{b}/{number(c)} = {number(a * b / c)}.",
@@ -122,6 +118,4 @@ def make_geometry_item(kind: str, rng: random.Random) -> dict[str, Any]:
 def generate_geometry_items(n: int, seed: int = 0) -> list[dict[str, Any]]:
     """``n`` items (deterministic in ``seed``), the three kinds in turn."""
     rng = random.Random(f"geometry/{seed}")
-    return [
-        {"id": f"geometry_{seed}_{i:05d}", **make_geometry_item(KINDS[i % len(KINDS)], rng)} for i in range(n)
-    ]
+    return [{"id": f"geometry_{seed}_{i:05d}", **make_geometry_item(KINDS[i % len(KINDS)], rng)} for i in range(n)]

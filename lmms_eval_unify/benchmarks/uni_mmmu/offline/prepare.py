@@ -150,9 +150,7 @@ def code_rows(root: Path, problems: list[str]) -> list[dict[str, Any]]:
             problems.append(f"{item_id}: SVG does not render safely: {exc}")
             continue
         reference = (
-            _image(root, str(sample["png"]), problems, item_id, SVG_METADATA.parent)
-            if sample.get("png")
-            else rendered
+            _image(root, str(sample["png"]), problems, item_id, SVG_METADATA.parent) if sample.get("png") else rendered
         )
         if reference is None:
             continue
@@ -203,9 +201,7 @@ def _sliding_folder(root: Path, item: dict) -> Path | None:
         candidates = [root / named, root / SLIDING_SUMMARY.parent / named]
     else:
         initial = item.get("initial_png") or item.get("init_png") or item.get("init") or ""
-        candidates = (
-            [(root / initial).parent, (root / SLIDING_SUMMARY.parent / initial).parent] if initial else []
-        )
+        candidates = [(root / initial).parent, (root / SLIDING_SUMMARY.parent / initial).parent] if initial else []
     return next((path for path in candidates if path.is_dir()), None)
 
 
@@ -218,9 +214,7 @@ def sliding_rows(root: Path, problems: list[str], log: Callable[[str], None] = p
     for index, item in enumerate(items, 1):
         folder = _sliding_folder(root, item)
         if folder is None:
-            problems.append(
-                f"sliding item {index}: no step folder {item.get('steps_dir') or item.get('init_png')}"
-            )
+            problems.append(f"sliding item {index}: no step folder {item.get('steps_dir') or item.get('init_png')}")
             continue
         item_id = folder.name
         match = re.match(r"^(.*?_3x3)_(\d{5})_steps$", item_id)

@@ -77,7 +77,8 @@ def draw_scene(colour: str, position: str, x_offset: int) -> Image.Image:
 
 def generate_science_items(n: int, seed: int = 0) -> list[dict[str, Any]]:
     """``n`` items in the official ``dim_all.json`` sample fields (deterministic in ``seed``), scenarios in
-    turn (physics, chemistry, biology, ...); ``final_image`` is the ground-truth final state (the official data has only its text)."""
+    turn (physics, chemistry, biology, ...); ``final_image`` is the ground-truth final state (the official data
+    has only its text)."""
     rng = random.Random(f"science/{seed}")
     items = []
     for index in range(n):

@@ -4,22 +4,19 @@
 subtask (the Hub repository's own layout, read by ``UniG2UTask`` under ``LMMS_EVAL_UNIFY_DATA_DIR``):
 matplotlib bar charts with known values (ChartQA), grid maps with known displacements / arrival times (VSP),
 scikit-image sample photos for the multiple-choice and IllusionBench items (the question asks which photo
-is shown, so the answer is known), Uni-MMMU mazes and sliding puzzles from ``lmms_eval_unify.puzzles`` and
-jigsaw items from the Uni-MMMU generator (the published UniG2U fields only), and
-for the judged subtasks drawn figures with exact answers: triangles (Geometry3K), cuboids (AuxSolidMath),
-a mirror and a pulled block (PhyX, image as a base64 string like the published files) and BabyVision
-choice / counting items in one file with both ``type`` values.
+is shown, so the answer is known), mazes, sliding puzzles and jigsaw items from the shared puzzle generators
+of ``lmms_eval_unify.puzzles`` (jigsaw: the published UniG2U fields only), and for the judged subtasks drawn
+figures with exact answers: triangles (Geometry3K), cuboids (AuxSolidMath), a mirror and a pulled block
+(PhyX, image as a base64 string like the published files) and BabyVision choice / counting items in one
+file with both ``type`` values.
 """
 
 from __future__ import annotations
 
 import base64
-import functools
 import io
 import random
-import shutil
 import string
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -27,8 +24,6 @@ import datasets
 from PIL import Image, ImageDraw
 
 from lmms_eval_unify.benchmarks.fixtures import png_cell, sample_photo, write_parquet
-from lmms_eval_unify.benchmarks.release import Problems, report, write_all_or_nothing
-from lmms_eval_unify.benchmarks.uni_mmmu.offline.jigsaw import generate_jigsaw_items
 from lmms_eval_unify.benchmarks.unig2u.prompts import SCENES, SHAPES
 from lmms_eval_unify.benchmarks.unig2u.spec import (
     BABYVISION_FILE,
@@ -36,9 +31,11 @@ from lmms_eval_unify.benchmarks.unig2u.spec import (
     MMSI,
     MMSI_FILES,
     REALUNIFY_FILES,
+    SUBTASKS,
     VISUAL_PUZZLES,
 )
-from lmms_eval_unify.puzzles.dataset import write_uni_mmmu_puzzles
+from lmms_eval_unify.puzzles.dataset import write_puzzle_set
+from lmms_eval_unify.puzzles.jigsaw import generate_jigsaw_items
 
 PHOTOS = ("astronaut", "coffee", "chelsea", "rocket", "camera", "coins")
 
@@ -64,9 +61,7 @@ def realunify_rows(n: int, rng: random.Random, task_type: str) -> list[dict]:
     for i in range(n):
         shown, names, answer = _which_photo(rng)
         question = "Which scikit-image sample photo is shown?"
-        prompt = (
-            f"{question}\n{_options_text(names)}\nAnswer with the option's letter from the given choices."
-        )
+        prompt = f"{question}\n{_options_text(names)}\nAnswer with the option's letter from the given choices."
         rows.append({"image": png_cell(photo(shown)), "question": question, "evaluation_prompt": prompt,
                      "answer": answer, "task_type": task_type, "index": i})  # fmt: skip
     return rows
@@ -153,17 +148,36 @@ def vsp_rows(n: int, rng: random.Random) -> tuple[list[dict], list[dict]]:
     for i in range(n):
         start, goal = rng.sample([(row, col) for row in range(6) for col in range(6)], 2)  # distinct cells
         test = grid_map(6, {start: ("S", "blue"), goal: ("G", "red")})
-        gmap.append({"example_image": png_cell(example), "test_image": png_cell(test), "gt_north_south": start[0] - goal[0],
-                     "gt_east_west": goal[1] - start[1], "test_id": i})  # fmt: skip
+        gmap.append(
+            {
+                "example_image": png_cell(example),
+                "test_image": png_cell(test),
+                "gt_north_south": start[0] - goal[0],
+                "gt_east_west": goal[1] - start[1],
+                "test_id": i,
+            }
+        )
         car_dist, person_dist = rng.randint(1, 4), rng.randint(1, 4)
         car_speed, person_speed = rng.choice([0.5, 1.0, 2.0]), rng.choice([0.5, 1.0])
         test = grid_map(
             6, {(2, 2 + car_dist): ("C", "black"), (2 + person_dist, 2): ("P", "green"), (2, 2): ("G", "red")}
         )
-        collision.append({"icon_image": png_cell(grid_map(3, {(1, 0): ("C", "black"), (1, 1): ("P", "green"),
-                          (1, 2): ("G", "red")})), "example_image": png_cell(example), "test_image": png_cell(test),
-                          "car_dir": "left", "car_speed": car_speed, "person_dir": "up", "person_speed": person_speed,
-                          "gt_car": car_dist / car_speed, "gt_person": person_dist / person_speed, "test_id": i})  # fmt: skip
+        collision.append(
+            {
+                "icon_image": png_cell(
+                    grid_map(3, {(1, 0): ("C", "black"), (1, 1): ("P", "green"), (1, 2): ("G", "red")})
+                ),
+                "example_image": png_cell(example),
+                "test_image": png_cell(test),
+                "car_dir": "left",
+                "car_speed": car_speed,
+                "person_dir": "up",
+                "person_speed": person_speed,
+                "gt_car": car_dist / car_speed,
+                "gt_person": person_dist / person_speed,
+                "test_id": i,
+            }
+        )
     return gmap, collision
 
 
@@ -205,8 +219,14 @@ def auxsolidmath_rows(n: int, rng: random.Random) -> list[dict]:
             f"In the cuboid ABCD-EFGH, AB = {a}, AD = {b} and AE = {c}. Find the square of the length of the "
             "space diagonal AG."
         )
-        rows.append({"original_image": png_cell(image), "question": question, "answer": str(a * a + b * b + c * c),
-                     "auxiliary_line_description": "Connect AC and AG; AC is the diagonal of the base ABCD."})  # fmt: skip
+        rows.append(
+            {
+                "original_image": png_cell(image),
+                "question": question,
+                "answer": str(a * a + b * b + c * c),
+                "auxiliary_line_description": "Connect AC and AG; AC is the diagonal of the base ABCD.",
+            }
+        )
     return rows
 
 
@@ -286,17 +306,8 @@ def _write_babyvision(rows: list[dict], path: Path) -> Path:
 
 
 def _puzzles(root: Path, n: int, seed: int) -> list[Path]:
-    """Uni-MMMU mazes and sliding puzzles (the shared generator) under the UniG2U file names."""
-    with tempfile.TemporaryDirectory() as tmp:
-        maze, sliding = write_uni_mmmu_puzzles(tmp, n, n, seed)
-        targets = [
-            root / "uni_mmmu" / "uni_mmmu_maze100.parquet",
-            root / "uni_mmmu" / "uni_mmmu_sliding54.parquet",
-        ]
-        for source, target in zip((maze, sliding), targets, strict=True):
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(source, target)
-    return targets
+    """Mazes and sliding puzzles (the shared generator) under the UniG2U file names."""
+    return [write_puzzle_set(name, n, seed, root / SUBTASKS[name].files[0]) for name in ("maze", "sliding")]
 
 
 def generate(out_dir: str | Path, n: int, seed: int = 0) -> list[Path]:
@@ -327,85 +338,17 @@ def generate(out_dir: str | Path, n: int, seed: int = 0) -> list[Path]:
         written.append(write_parquet(rows(), root / relative, **kinds))
     written.append(_write_babyvision(babyvision_rows(n, rng), root / BABYVISION_FILE))
     gmap, collision = vsp_rows(n, rng)
+    written.append(write_parquet(gmap, root / "vsp/vsp_google_map_50.parquet", ("example_image", "test_image")))
     written.append(
-        write_parquet(gmap, root / "vsp/vsp_google_map_50.parquet", ("example_image", "test_image"))
-    )
-    written.append(
-        write_parquet(
-            collision, root / "vsp/vsp_collision_50.parquet", ("icon_image", "example_image", "test_image")
-        )
+        write_parquet(collision, root / "vsp/vsp_collision_50.parquet", ("icon_image", "example_image", "test_image"))
     )
     jigsaw = [{k: item[k] for k in ("ref_image", "cand0_image", "cand1_image", "label")}
               for item in generate_jigsaw_items(n, seed)]  # fmt: skip
     written.append(
         write_parquet(
-            [
-                {**row, **{k: png_cell(row[k]) for k in ("ref_image", "cand0_image", "cand1_image")}}
-                for row in jigsaw
-            ],
-            root / "uni_mmmu/uni_mmmu_jigsaw100.parquet",
+            [{**row, **{k: png_cell(row[k]) for k in ("ref_image", "cand0_image", "cand1_image")}} for row in jigsaw],
+            root / SUBTASKS["jigsaw"].files[0],
             ("ref_image", "cand0_image", "cand1_image"),
         )
     )
     return [*written, *_puzzles(root, n, seed)]
-
-
-def prepare(snapshot: str | Path, out_dir: str | Path) -> tuple[list[Path], list[str]]:
-    """Copy the files of every implemented subtask from a downloaded snapshot of ``kkv233/unig2u_dataset``
-    into ``<out>/unig2u/`` (same relative paths), after checking that every file is there, readable, and that
-    each subtask has the paper's number of rows. Returns (copied files, problems); nothing is copied when
-    there is any problem."""
-    from lmms_eval_unify.benchmarks.unig2u.spec import SUBTASKS
-
-    snapshot, root = Path(snapshot), Path(out_dir) / "unig2u"
-    problems = Problems()
-    files: set[str] = set()
-    for subtask in SUBTASKS.values():
-        rows = 0
-        with problems.guard(subtask.name):
-            for relative in subtask.files:
-                source = snapshot / relative
-                if not source.is_file():
-                    raise FileNotFoundError(
-                        f"{source} is missing: download kkv233/unig2u_dataset into {snapshot}"
-                    )
-                table = datasets.Dataset.from_parquet(str(source))
-                rows += (
-                    sum(t == subtask.doc_type for t in table["type"]) if subtask.doc_type else table.num_rows
-                )
-                files.add(relative)
-            if rows != subtask.n:
-                raise ValueError(f"{rows} rows in {subtask.files}, the paper has {subtask.n}")
-    if problems:
-        return [], problems
-    by_folder: dict[str, list[str]] = {}
-    for relative in sorted(files):
-        by_folder.setdefault(Path(relative).parts[0], []).append(relative)
-    writers = {
-        folder: functools.partial(_copy_files, snapshot, folder, names) for folder, names in by_folder.items()
-    }
-    write_all_or_nothing(root, writers)
-    return [root / relative for relative in sorted(files)], []
-
-
-def _copy_files(snapshot: Path, folder: str, names: list[str], staging: Path) -> None:
-    for relative in names:
-        target = staging / Path(relative).relative_to(folder)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(snapshot / relative, target)
-
-
-def prepare_main(argv: list[str]) -> int:
-    """``lmms-eval-unify data prepare unig2u --snapshot DIR --out DIR``."""
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="lmms-eval-unify data prepare unig2u", description=prepare.__doc__)
-    parser.add_argument(
-        "--snapshot", required=True, help="local copy of the Hub dataset kkv233/unig2u_dataset"
-    )
-    parser.add_argument("--out", required=True, help="LMMS_EVAL_UNIFY_DATA_DIR to write")
-    args = parser.parse_args(argv)
-    copied, problems = prepare(args.snapshot, args.out)
-    for path in copied:
-        print(path)
-    return report(problems)

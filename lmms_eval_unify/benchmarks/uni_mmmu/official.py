@@ -125,9 +125,7 @@ def released_maze_parse(image: Image.Image) -> ReleasedMaze:
     """The released maze parser (tolerance 0.75, start 0.25x, goal 0.75x, fallbacks 0.08 / 0.25)."""
     pixels = image_to_array(image)
     top, left, bottom, right = released_maze_box(pixels)
-    cells = _cell_labels(
-        pixels[top:bottom, left:right], [maze.FLOOR, maze.WALL, maze.START, maze.GOAL], MAZE_SIZE
-    )
+    cells = _cell_labels(pixels[top:bottom, left:right], [maze.FLOOR, maze.WALL, maze.START, maze.GOAL], MAZE_SIZE)
     tol = MAZE_TOLERANCE
     grid = [[UNKNOWN] * MAZE_SIZE for _ in range(MAZE_SIZE)]
     fractions = np.zeros((MAZE_SIZE, MAZE_SIZE, 4), dtype=np.float32)
@@ -175,9 +173,7 @@ def released_sliding_grid(image: Image.Image) -> Grid:
         for tile in row:
             shares = None if tile is None else _fractions(tile, len(sliding.PALETTE))
             best = None if shares is None else int(shares.argmax())
-            tokens.append(
-                UNKNOWN if best is None or float(shares[best]) < SLIDING_TOLERANCE else str(best + 1)
-            )
+            tokens.append(UNKNOWN if best is None or float(shares[best]) < SLIDING_TOLERANCE else str(best + 1))
         grid.append(tuple(tokens))
     return tuple(grid)
 
@@ -231,9 +227,7 @@ def maze_image_scores(
     return released_image_scores([released_maze_parse(i).grid for i in images], references, False)
 
 
-def sliding_image_scores(
-    step_images: Sequence[Image.Image], images: Sequence[Image.Image]
-) -> tuple[float, float]:
+def sliding_image_scores(step_images: Sequence[Image.Image], images: Sequence[Image.Image]) -> tuple[float, float]:
     """Released sliding (img exact, img frame accuracy): outputs vs the parsed step images of the data."""
     references = [released_sliding_grid(image) for image in step_images]
     return released_image_scores([released_sliding_grid(i) for i in images], references, True)
@@ -257,11 +251,7 @@ def score_released(
     ``initial_image``. Sliding: truth = ``steps_words`` as stored, references = the parsed ``step_images``
     (the data's step images after the initial one; ``None`` = the data has none: image metrics ``None``).
     """
-    truth = (
-        _raw_moves(doc.get("steps_long") or doc["steps"])
-        if puzzle == "maze"
-        else _raw_moves(doc["steps_words"])
-    )
+    truth = _raw_moves(doc.get("steps_long") or doc["steps"]) if puzzle == "maze" else _raw_moves(doc["steps_words"])
     if puzzle == "maze":
         truth = [str(m).lower() for m in truth]
     parsed = parse_output(raw_output)

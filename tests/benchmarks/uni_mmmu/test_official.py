@@ -5,11 +5,7 @@ import json
 
 from PIL import Image
 
-from lmms_eval_unify.generation.media import MediaStore
-from lmms_eval_unify.output.record import Step, UnifiedOutput
-from lmms_eval_unify.puzzles import DOMAINS
-from lmms_eval_unify.puzzles.maze import WHITE, MazeState
-from lmms_eval_unify.puzzles.official import (
+from lmms_eval_unify.benchmarks.uni_mmmu.official import (
     BOTH,
     FLOOR,
     GOAL,
@@ -21,14 +17,16 @@ from lmms_eval_unify.puzzles.official import (
     released_sliding_grid,
     score_released,
 )
+from lmms_eval_unify.generation.media import MediaStore
+from lmms_eval_unify.output.record import Step, UnifiedOutput
+from lmms_eval_unify.puzzles import DOMAINS
+from lmms_eval_unify.puzzles.maze import WHITE, MazeState
 from lmms_eval_unify.puzzles.scoring import score_move_sequence
 from lmms_eval_unify.puzzles.sliding import SOLVED, SlidingDomain
 
 MAZE, SLIDING = DOMAINS["maze"], DOMAINS["sliding"]
 # Walls on every edge row and column, so the board's content spans exactly its 6 x 64 px cells.
-WALLS = tuple(
-    tuple(c == "#" for c in row) for row in ("######", "#....#", "#.##.#", "#..#.#", "##...#", "######")
-)
+WALLS = tuple(tuple(c == "#" for c in row) for row in ("######", "#....#", "#.##.#", "#..#.#", "##...#", "######"))
 STATE = MazeState(WALLS, agent=(1, 1), goal=(4, 4))
 
 
@@ -87,14 +85,10 @@ def test_maze_official_scores_a_perfect_output_and_skips_an_unreadable_start(tmp
     states = [STATE]
     for move in moves:
         states.append(MAZE.apply(states[-1], move))
-    output = _output(
-        tmp_path, f"<ANSWER_JSON>{json.dumps(moves)}</ANSWER_JSON>", [MAZE.render(s) for s in states[1:]]
-    )
+    output = _output(tmp_path, f"<ANSWER_JSON>{json.dumps(moves)}</ANSWER_JSON>", [MAZE.render(s) for s in states[1:]])
     doc = {"steps": json.dumps([m.upper() for m in moves])}  # the maze truth is lower-cased
     scores = score_released("maze", doc, output, MAZE.render(STATE))
-    assert [scores[m] for m in ("text_sample_acc", "text_step_acc", "img_sample_acc", "img_step_acc")] == [
-        1.0
-    ] * 4
+    assert [scores[m] for m in ("text_sample_acc", "text_step_acc", "img_sample_acc", "img_step_acc")] == [1.0] * 4
     page = Image.new("RGB", (900, 432), WHITE)
     page.paste(MAZE.render(STATE), (450, 0))  # released: no start on this page -> the case is skipped
     skipped = score_released("maze", doc, output, page)
@@ -139,8 +133,6 @@ def test_official_never_raises_on_a_corrupt_image(tmp_path):
     store = MediaStore(tmp_path)
     path = store.save_image("t", 0, "step_0", SLIDING.render(SOLVED))
     (store.root / path).write_bytes(b"not a png")
-    output = UnifiedOutput(
-        "image_sequence_then_answer", text="", images=[path], root=str(store.root)
-    ).to_json()
+    output = UnifiedOutput("image_sequence_then_answer", text="", images=[path], root=str(store.root)).to_json()
     scores = score_released("sliding", {"steps_words": '["down"]'}, output, SLIDING.render(SOLVED), [])
     assert scores["img_step_acc"] == 0.0 and scores["invalid_outputs"] == "corrupt_image"

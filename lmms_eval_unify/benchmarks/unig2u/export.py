@@ -1,0 +1,55 @@
+"""UniG2U's exchange format (``lmms-eval-unify export --benchmark unig2u``, docs/scoring.md).
+
+The ``summary.json`` that the fork's ``script/eval_all.sh`` collects (task -> metric -> value), one per model
+under ``out/<model>/unig2u/``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from lmms_eval_unify.benchmarks.unig2u import spec
+from lmms_eval_unify.reports.exports import DocSource, ExportReport, model_folders, write_json
+from lmms_eval_unify.reports.gallery import RunInfo
+from lmms_eval_unify.reports.results_io import RESULTS_SUFFIX, model_label
+
+NEEDS_DOCS = False
+"""The released collector reads aggregate metrics alone."""
+
+
+def results_summary(run: RunInfo) -> dict[str, dict]:
+    """task -> metric -> value as ``script/eval_all.sh`` collects it from lmms-eval's results files (``alias``
+    and ``*stderr*`` keys dropped), UniG2U tasks only; a task run twice keeps the newest run's values."""
+    summary: dict[str, dict] = {}
+    files = sorted({f for d in run.run_dirs for f in d.glob(f"*{RESULTS_SUFFIX}")}, key=lambda p: (p.name, str(p)))
+    for results_file in files:
+        results = json.loads(results_file.read_text(encoding="utf-8"))
+        if model_label(results) != run.label:
+            continue
+        for task, metrics in results.get("results", {}).items():
+            if task in run.samples and task.startswith(spec.TASK_PREFIX):
+                summary[task] = {k: v for k, v in metrics.items() if k not in ("alias", " ") and "stderr" not in k}
+    return summary
+
+
+def export(runs: Sequence[RunInfo], out: Path, report: ExportReport, docs: DocSource) -> None:
+    """Each run's ``summary.json`` under ``out/<model>/unig2u/`` (:func:`export_run`); ``docs`` is not read."""
+    for run, folder in model_folders(runs, out, spec.BENCHMARK):
+        export_run(run, folder, report)
+
+
+def export_run(run: RunInfo, out: Path, report: ExportReport) -> None:
+    """``summary.json`` of the run's UniG2U tasks."""
+    summary = results_summary(run)
+    for task in summary:
+        for row in run.samples[task]:
+            report.count_row(f"{run.label}/{task}", row)
+    if summary:
+        write_json(summary, out / "summary.json", report)
+
+
+def read(folder: Path) -> dict[str, dict]:
+    """A UniG2U export read back: task -> metric -> value."""
+    return json.loads((folder / "summary.json").read_text(encoding="utf-8"))

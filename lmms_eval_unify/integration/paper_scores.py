@@ -1,0 +1,214 @@
+"""Paper-level scores in an lmms-eval run's own results: the leaderboard's paper table, per benchmark group.
+
+lmms-eval aggregates a group as a (sample-weighted) mean of its subtasks' metrics, which none of the papers'
+roll-ups is. After a run, :func:`add_paper_scores` (called by ``run_hooks`` in the main process) builds the
+run's samples the way ``lmms-eval-unify leaderboard`` reads them from the run folder, starts every benchmark's
+leaderboard (its ``benchmarks/<b>/leaderboard.py``) with its default flags and no bootstrap, and copies the
+model's row of the benchmark's first board (its paper table) into the results:
+
+* keys ``"<value key>,paper"``: the value keys of the leaderboard's CSV, with the filter ``paper`` (lmms-eval
+  prints it in the Filter column), each value as the leaderboard's CSV has it (``None`` where that has '-').
+  A board row qualified beyond the model's name (e.g. one row per protocol) adds its qualifier to the filter,
+  ``paper (<qualifier>)``; a benchmark scored under other flags than its defaults adds them, ``paper --flag
+  value`` (a run scored under several flag lists: the later ones add only the values that differ from the
+  first's). ``"n,paper"`` is the number of samples of the benchmark's tasks in the run, which the leaderboard
+  reads.
+* the row: the run's group that holds all of the benchmark's tasks run (and nothing else), when the run has
+  exactly one such top-level group; else a row named after the benchmark, listed in ``group_subtasks`` with
+  the tasks it rolls up. The row is also put in ``results["groups"]``, so lmms-eval prints it in its groups
+  table.
+
+A benchmark whose leaderboard scores different tasks under different flags says which flag lists a run's
+tasks call for with ``run_flags(tasks) -> list[list[str]]`` in its leaderboard module (optional; without it,
+the default flags). Nothing here may fail a run: an error is logged as one warning naming the benchmark.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Collection, Iterator, Mapping
+from dataclasses import dataclass
+
+from loguru import logger
+
+from lmms_eval_unify.benchmarks import BENCHMARKS, part
+from lmms_eval_unify.reports.boards import Finish, Options
+from lmms_eval_unify.reports.leaderboard import display_labels, leaderboard_of, relabel
+from lmms_eval_unify.reports.render import cell_record
+from lmms_eval_unify.reports.results_io import TASK_PREFIXES, ModelResults, model_label
+from lmms_eval_unify.scoring.samples import is_unsupported
+
+PAPER_FILTER = "paper"
+"""The filter name of every paper-score key (``"<value key>,paper"``)."""
+N_KEY = "n"
+"""The metric name of the number of samples behind a row's paper scores (``"n,paper"``)."""
+UNLOGGED_KEYS = ("doc", "arguments")
+"""Keys of an in-memory sample that lmms-eval drops when it writes the samples JSONL."""
+
+
+@dataclass
+class Target:
+    """Where one benchmark's paper scores go: the results row, whether it is new, and the tasks it rolls up."""
+
+    benchmark: str
+    row: str
+    tasks: list[str]
+    new: bool
+
+
+def logged_row(sample: Mapping) -> dict:
+    """A sample as its line of the samples JSONL reads back: without the doc and the request arguments, through
+    JSON with lmms-eval's serializer (so non-JSON values read as the leaderboard reads them)."""
+    from lmms_eval.utils import handle_non_serializable
+
+    kept = {k: v for k, v in sample.items() if k not in UNLOGGED_KEYS}
+    return json.loads(json.dumps(kept, default=handle_non_serializable, ensure_ascii=False))
+
+
+def run_samples(results: Mapping, label: str) -> ModelResults:
+    """The run's benchmark-task samples as ``results_io.load_results`` reads them from the run folder: rows
+    sorted by doc_id, tasks whose every sample is unsupported marked."""
+    model = ModelResults(label)
+    for task, samples in (results.get("samples") or {}).items():
+        if not task.startswith(TASK_PREFIXES):
+            continue
+        rows = sorted((logged_row(s) for s in samples), key=lambda r: r.get("doc_id", 0))
+        model.samples[task] = rows
+        if is_unsupported(rows):
+            model.unsupported.add(task)
+    return model
+
+
+def leaves(name: str, group_subtasks: Mapping[str, list[str]]) -> list[str]:
+    """The tasks under a group of the run (a task: itself)."""
+    children = group_subtasks.get(name)
+    return [t for child in children for t in leaves(child, group_subtasks)] if children else [name]
+
+
+def targets(results: Mapping, model: ModelResults) -> Iterator[Target]:
+    """Per benchmark with samples in the run, where its paper scores go (module docstring)."""
+    group_subtasks = results.get("group_subtasks") or {}
+    nested = {child for children in group_subtasks.values() for child in children}
+    top_level = [name for name in group_subtasks if name not in nested]
+    for benchmark in BENCHMARKS:
+        prefix = part(benchmark, "spec").TASK_PREFIX
+        tasks = sorted(t for t in model.samples if t.startswith(prefix))
+        if not tasks:
+            continue
+        holding = [name for name in top_level if set(leaves(name, group_subtasks)) & set(tasks)]
+        if (
+            len(holding) == 1
+            and group_subtasks.get(holding[0])
+            and all(t.startswith(prefix) for t in leaves(holding[0], group_subtasks))
+        ):
+            yield Target(benchmark, holding[0], tasks, new=False)
+        else:
+            row = benchmark if benchmark not in results.get("results", {}) else f"{benchmark}_{PAPER_FILTER}"
+            yield Target(benchmark, row, tasks, new=True)
+
+
+def flag_sets(benchmark: str, tasks: Collection[str]) -> list[list[str]]:
+    """The leaderboard flag lists that score a run of `tasks` (the benchmark's ``run_flags``, else defaults)."""
+    run_flags = getattr(leaderboard_of(benchmark), "run_flags", None)
+    return run_flags(tasks) if run_flags else [[]]
+
+
+def leaderboard_parser() -> argparse.ArgumentParser:
+    """A parser of every benchmark's own leaderboard flags (as ``lmms-eval-unify leaderboard`` adds them)."""
+    parser = argparse.ArgumentParser(add_help=False)
+    for benchmark in BENCHMARKS:
+        leaderboard_of(benchmark).add_arguments(parser)
+    return parser
+
+
+def add_paper_scores(results: dict, model_name: str | None = None) -> list[str]:
+    """Add the paper scores of every benchmark run to ``results`` (``simple_evaluate``'s, with samples); returns
+    the rows written. `model_name` is the name lmms-eval records (``model_name`` of the results file)."""
+    try:
+        label = model_label({"model_name": model_name, "config": results.get("config") or {}})
+        model = run_samples(results, label)
+        parser = leaderboard_parser()
+        defaults = parser.parse_args([])
+        labels = {k: v for b in BENCHMARKS for k, v in leaderboard_of(b).labels(defaults).items()}
+        shown = display_labels([label], labels)
+        models = relabel({label: model}, shown)
+        planned = list(targets(results, model))
+    except Exception as exc:  # noqa: BLE001 - never fail the run over its paper scores
+        logger.warning("lmms-eval-unify: paper scores not added to the results: {}: {}", type(exc).__name__, exc)
+        return []
+    started: list[tuple[Target, list[tuple[str, Finish]]]] = []
+    for target in planned:
+        try:
+            finishes = []
+            for flags in flag_sets(target.benchmark, target.tasks):
+                args = parser.parse_args(flags)
+                suffix = " ".join(flags) if vars(args) != vars(defaults) else ""
+                finish = leaderboard_of(target.benchmark).start(models, shown, args, Options(replicates=0), False)
+                finishes.append((suffix, finish))
+            started.append((target, finishes))
+        except Exception as exc:  # noqa: BLE001
+            _warn(target, exc)
+    written = []
+    for target, finishes in started:
+        try:
+            values = paper_values([(flags, model_rows(finish, shown[label])) for flags, finish in finishes])
+            if values:
+                n = sum(len(model.samples[t]) for t in target.tasks)
+                put_row(results, target, {**values, f"{N_KEY},{PAPER_FILTER}": n})
+                written.append(target.row)
+        except Exception as exc:  # noqa: BLE001
+            _warn(target, exc)
+    return written
+
+
+def _warn(target: Target, exc: Exception) -> None:
+    logger.warning(
+        "lmms-eval-unify: paper scores of {} not added to the results ({}): {}: {}",
+        target.benchmark,
+        target.row,
+        type(exc).__name__,
+        exc,
+    )
+
+
+def model_rows(finish: Finish, shown: str) -> dict[str, dict[str, float | None]]:
+    """``{qualifier: {value key: value}}`` of the model's rows in the first board of a started section; the
+    qualifier is what the row label adds to the model's name ('' for none)."""
+    boards, _ = finish()
+    if not boards:
+        return {}
+    board = boards[0]
+    return {
+        row.label[len(shown) :].strip().strip("()"): {
+            key: cell_record(board, row, key)["value"] for key in board.value_keys()
+        }
+        for row in board.rows
+        if row.label == shown or row.label.startswith(f"{shown} ")
+    }
+
+
+def paper_values(scored: list[tuple[str, dict[str, dict[str, float | None]]]]) -> dict[str, float | None]:
+    """``{"<value key>,<filter>": value}`` of a benchmark's rows under each of its flag lists (``(flags,
+    model_rows)``, the first the reference): a later flag list adds only the values that differ from the
+    reference's (its variant where they differ)."""
+    values = {}
+    reference: dict[str, dict[str, float | None]] | None = None
+    for flags, rows in scored:
+        for qualifier, row in rows.items():
+            same = (reference or {}).get(qualifier, {})
+            name = " ".join(piece for piece in (PAPER_FILTER, flags, f"({qualifier})" if qualifier else "") if piece)
+            values |= {f"{k},{name}": v for k, v in row.items() if reference is None or k not in same or same[k] != v}
+        reference = rows if reference is None else reference
+    return values
+
+
+def put_row(results: dict, target: Target, values: Mapping[str, float | int | None]) -> None:
+    """Write a benchmark's paper scores into its results row (new or the group's) and the groups table."""
+    row = results.setdefault("results", {}).setdefault(target.row, {})
+    if target.new:
+        row.setdefault("alias", f"{target.benchmark} (paper scores of the tasks run)")
+        results.setdefault("group_subtasks", {})[target.row] = list(target.tasks)
+    row.pop(" ", None)  # lmms-eval's mark of a group without aggregate scores
+    row.update(values)
+    results.setdefault("groups", {})[target.row] = dict(row)

@@ -1,0 +1,16 @@
+"""Where the plugin's installed files are."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+
+def tasks_path() -> Path:
+    """Folder holding every task YAML of this plugin (usable with ``--include_path``).
+
+    Found through the import system, so it is right for wheel installs (``lmms_eval_unify/tasks``) and
+    editable installs (the repository's top-level ``tasks/`` mapped onto ``lmms_eval_unify.tasks``).
+    """
+    spec = importlib.util.find_spec("lmms_eval_unify.tasks")
+    return Path(next(iter(spec.submodule_search_locations))).resolve()

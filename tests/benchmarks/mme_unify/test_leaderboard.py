@@ -1,0 +1,107 @@
+"""MME-Unify's tables in `lmms-eval-unify leaderboard`: Table 2/3 scores, unsupported cells, the scoring
+variant (--variant) and the roll-up its spec's PAPER_SCORE names."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from leaderboard_runs import approx, read_csv, run, write_runs
+
+from lmms_eval_unify.benchmarks.mme_unify import leaderboard, spec
+from lmms_eval_unify.reports.boards import Options
+from lmms_eval_unify.reports.results_io import load_results
+from lmms_eval_unify.testing.synthetic import write_run
+
+
+@pytest.fixture
+def runs(tmp_path) -> tuple[Path, Path]:
+    """A base VLM (cannot generate images) and a unified model, on MME-Unify."""
+    return write_runs(tmp_path, ["mme_unify"])
+
+
+def test_mme_u_scores_and_unsupported_cells(runs, tmp_path):
+    root, pairs = runs
+    assert run([root, "--benchmark", "mme_unify", "-o", tmp_path / "b", "--no-plots", "--bootstrap", 200]) == 0
+    rows = read_csv(tmp_path / "b" / "mme_unify_table2.csv")
+    uni, base = rows["uni-model"], rows["base-vlm"]
+    assert float(uni["TIG"]) == approx((70.0 + 25.0) / 2)
+    assert float(uni["Gen. Avg"]) == approx(47.5 / 6)
+    assert float(uni["Unify Avg"]) == approx(75.0 / 5)
+    assert float(uni["MME-U"]) == approx((100 / 3 + 47.5 / 6 + 15.0) / 3)
+    assert base["TIG"] == "-" and base["Gen. Avg"] == "-"
+    assert float(base["MME-U"]) == approx(75.0 / 9)  # missing generation/unify count as 0
+    assert float(base["SIPU ci_low"]) <= 75.0 <= float(base["SIPU ci_high"])
+    table3 = read_csv(tmp_path / "b" / "mme_unify_table3.csv")["uni-model"]
+    assert (table3["IEE Text"], table3["IEE Image"], table3["IEE Acc+"]) == ("100.0000", "50.0000", "50.0000")
+    markdown = (tmp_path / "b" / "leaderboard.md").read_text()
+    # '-' = not run; '—' = no sample scored (TIG: every sample unsupported), with the reason under the table
+    assert "| base-vlm | 75.00 | - | - | 25.00 | - | - | - | — | - | - | — |" in markdown
+    assert "— base-vlm / TIG, Gen. Avg: no sample scored, unsupported on 100% of 2 samples." in markdown
+
+
+def test_mme_variant_official_reads_the_official_tasks(tmp_path, capsys):
+    root = tmp_path / "runs"
+    vcot = {"n_steps": 4, "image_steps": 3, "action_steps_correct": 4, "coordinate_steps_correct": 4}
+    write_run(
+        root,
+        "m",
+        {
+            "mme_unify_sipu": [{"acc": 1}, {"acc": 0}],  # understanding: the same task in both variants
+            "mme_unify_vcot": [
+                {**vcot, "image_steps_correct": 3},
+                {
+                    **vcot,
+                    "n_steps": 2,
+                    "image_steps": 1,
+                    "action_steps_correct": 2,
+                    "coordinate_steps_correct": 2,
+                    "image_steps_correct": 1,
+                },
+            ],
+            "mme_unify_vcot_official": [
+                {**vcot, "image_steps": 4, "coordinate_steps_correct": 0, "image_steps_correct": 3},
+                {
+                    **vcot,
+                    "n_steps": 2,
+                    "image_steps": 2,
+                    "action_steps_correct": 2,
+                    "coordinate_steps_correct": 0,
+                    "image_steps_correct": 1,
+                },
+            ],
+            "mme_unify_iee": [{"text_correct": 1, "image_correct": 0}],
+            "mme_unify_iee_official": [{"text_correct": 0, "image_correct": 0}],
+        },
+    )
+    args = [root, "--benchmark", "mme_unify", "--no-plots", "--bootstrap", 0]
+    assert run([*args, "-o", tmp_path / "c"]) == 0
+    assert run([*args, "--variant", "official", "-o", tmp_path / "o"]) == 0
+    corrected = read_csv(tmp_path / "c" / "mme_unify_table2.csv")["m"]
+    official = read_csv(tmp_path / "o" / "mme_unify_table2_official.csv")["m"]
+    assert corrected["SIPU"] == official["SIPU"] == "50.0000"
+    # corrected: (6/6 + 6/6 + 4/4) -> 100; official (Evaluate_VSP.py): K = 4, 2 mazes -> 8 slots per aspect,
+    # actions 6/8, coordinates 0/8, images 4/8 -> (75 + 0 + 50) / 3
+    assert float(corrected["VCoT"]) == approx(100.0)
+    assert float(official["VCoT"]) == approx(125 / 3)
+    assert float(corrected["IEE"]) == approx(50.0) and float(official["IEE"]) == approx(0.0)
+    printed = capsys.readouterr().out
+    assert "MME-Unify (Table 2), official variant" in printed
+    assert "Scoring variant: official" in printed and "up to 100.1" in printed
+
+
+def test_table2_is_built_by_the_roll_up_the_spec_names(runs, monkeypatch):
+    root, _ = runs
+    models = load_results([root])
+    no_resampling = Options(replicates=0)
+    before = leaderboard.boards(models, no_resampling)[0]
+    assert before.rows[1].values["MME-U"] == pytest.approx((100 / 3 + 47.5 / 6 + 15.0) / 3)
+    other = ModuleType("other_roll_up")
+    other.headline_only = lambda means: {"MME-U": float(len(means))}  # one number: how many subtasks ran
+    monkeypatch.setitem(sys.modules, other.__name__, other)
+    monkeypatch.setattr(spec, "PAPER_SCORE", "other_roll_up.headline_only")
+    after = leaderboard.boards(models, no_resampling)[0]
+    assert [r.label for r in after.rows] == ["base-vlm", "uni-model"]
+    assert [r.values for r in after.rows] == [{"MME-U": 1.0}, {"MME-U": 3.0}]

@@ -1,0 +1,32 @@
+"""`lmms-eval-unify export --benchmark unig2u`: real CLI runs of the baselines on generated data (judged
+against the local reference judge), exported and read back -- which must give our leaderboard's per-subtask
+scores."""
+
+from __future__ import annotations
+
+import pytest
+from cli_runs import judged_cli_runs, offline_env
+from export_runs import MODELS, NO_RESAMPLING, board_values, export_cli
+
+from lmms_eval_unify.benchmarks.unig2u import export as unig2u_export
+from lmms_eval_unify.benchmarks.unig2u import leaderboard as unig2u_leaderboard
+from lmms_eval_unify.benchmarks.unig2u.offline.data import generate as generate_unig2u
+from lmms_eval_unify.benchmarks.unig2u.reference_judge import verdict as unig2u_verdict
+from lmms_eval_unify.reports.results_io import load_results
+
+
+@pytest.mark.slow
+def test_unig2u_summary_gives_the_leaderboard_subtask_scores(tmp_path):
+    generate_unig2u(tmp_path / "data", 3, seed=9)
+    tasks = "unig2u_chartqa,unig2u_geometry,unig2u_vsp_reason,unig2u_chartqa_gta"
+    judged_cli_runs(tmp_path / "runs", tasks, unig2u_verdict, offline_env(tmp_path / "data"), MODELS)
+    export_cli(tmp_path / "runs", "unig2u", tmp_path / "export")
+    boards, _ = unig2u_leaderboard.boards(load_results([tmp_path / "runs"]), {}, NO_RESAMPLING)
+    rows = board_values(boards[1])
+    for model in MODELS:
+        summary = unig2u_export.read(tmp_path / "export" / model / "unig2u")
+        assert sorted(summary) == sorted(tasks.split(","))
+        assert all(not k.startswith("alias") and "stderr" not in k for m in summary.values() for k in m)
+        for subtask in ("chartqa", "geometry", "vsp_reason"):
+            assert 100 * summary[f"unig2u_{subtask}"]["acc,none"] == pytest.approx(rows[f"{model} (direct)"][subtask])
+        assert 100 * summary["unig2u_chartqa_gta"]["acc,none"] == pytest.approx(rows[f"{model} (GtA)"]["chartqa"])
