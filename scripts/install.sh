@@ -5,6 +5,6 @@ cd "$(dirname "$0")/.."
 PYTHON="${PYTHON:-python3.11}"
 [ -x .venv/bin/python ] || "$PYTHON" -m venv .venv
 .venv/bin/python -m pip install -q --upgrade pip
-# This torch/torchvision pair is the one that works together on the project machines (see DEVELOPERS notes).
+# torch 2.14.1 with torchvision 0.29.1: the pair that imports together on the project machines (other pairs break torchvision there).
 .venv/bin/python -m pip install -q torch==2.14.1 torchvision==0.29.1
 .venv/bin/python -m pip install -q -e '.[test]'
