@@ -40,7 +40,8 @@ from lmms_eval_unify.metrics.tiny import TINY_DREAMSIM_TYPE, write_tiny_dreamsim
 from lmms_eval_unify.testing.openai_server import OpenAICompatServer
 from model_adapters.baselines import UnifyOracle, UnifyRandom
 
-pytestmark = pytest.mark.heavy  # lmms-eval's evaluator over every task, four times
+# lmms-eval's evaluator over every task, four times; the run hook fits the Gap Score in a child process.
+pytestmark = [pytest.mark.heavy, pytest.mark.subprocess]
 
 LOCK = Path(__file__).with_name("scorer_outputs.lock.json")
 UPDATE_ENV = "LMMS_EVAL_UNIFY_UPDATE_SCORER_LOCK"

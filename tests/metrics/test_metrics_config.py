@@ -12,6 +12,7 @@ from lmms_eval_unify.metrics.clip import get_clip
 from lmms_eval_unify.metrics.dreamsim_metric import dreamsim_distance
 from lmms_eval_unify.metrics.fid_fvd import fid, fvd
 from lmms_eval_unify.metrics.lpips_metric import lpips_distance
+from lmms_eval_unify.metrics.registry import clear_backbones
 
 
 def test_defaults_are_the_papers_checkpoints():
@@ -79,7 +80,9 @@ def test_config_is_hashable_and_frozen():
 
 @pytest.fixture
 def empty_caches(tmp_path, monkeypatch):
-    """Point torch.hub and the HF hub at empty folders so no cached real weight can be found."""
+    """Point torch.hub and the HF hub at empty folders so no cached real weight can be found, and drop the
+    backbones earlier tests of this process loaded (a loaded backbone is served without looking for weights)."""
+    clear_backbones()
     previous = torch.hub.get_dir()
     torch.hub.set_dir(str(tmp_path / "torch_hub"))
     monkeypatch.setattr("huggingface_hub.constants.HF_HUB_CACHE", str(tmp_path / "hf"))
