@@ -15,18 +15,28 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from lmms_eval_unify.model_adapters.official_code import import_official, local_weights, official_checkout
+from lmms_eval_unify.model_adapters.official_code import (
+    import_official,
+    local_weights,
+    missing_checkout,
+    official_checkout,
+)
 from PIL import Image
 
 from lmms_eval_unify.generation.adapter import (
     UNDERSTAND_AND_GENERATE,
+    Missing,
     ModelSettings,
     UnifiedModel,
+    missing_code,
+    missing_device,
+    missing_weights,
     run_only,
     seeded,
 )
 
 REPO_URL = "https://github.com/ByteDance-Seed/Bagel"
+REPO_ENV, REPO_PROBE = "BAGEL_REPO", "inferencer.py"
 WEIGHT_FILES = ("llm_config.json", "vit_config.json", "ae.safetensors", "ema.safetensors")
 THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL)
 SAME_DEVICE_MODULES = (
@@ -124,12 +134,21 @@ class Bagel(UnifiedModel):
     settings_class = BagelSettings
     settings: BagelSettings
 
+    @classmethod
+    def missing(cls, settings: BagelSettings) -> list[Missing]:
+        return [
+            *missing_checkout(cls.model_id, settings.repo_path, REPO_ENV, REPO_URL, REPO_PROBE),
+            *missing_code(cls.model_id, "flash_attn", install="pip install flash_attn==2.5.8 (docs/models/bagel.md)"),
+            *missing_weights(cls.model_id, settings.pretrained, files=WEIGHT_FILES),
+            *missing_device(cls.model_id, settings.device, needs_cuda=True),
+        ]
+
     def __init__(self, **model_args: Any) -> None:
         super().__init__(**model_args)
         self.inferencer = self._load_backend()
 
     def _load_backend(self) -> Any:
-        repo = official_checkout(self.model_id, self.settings.repo_path, "BAGEL_REPO", REPO_URL, "inferencer.py")
+        repo = official_checkout(self.model_id, self.settings.repo_path, REPO_ENV, REPO_URL, REPO_PROBE)
         weights = local_weights(self.model_id, self.settings.pretrained, WEIGHT_FILES)
         if not torch.cuda.is_available():
             raise RuntimeError("bagel needs a CUDA GPU (the official code imports flash-attn and autocasts to CUDA)")

@@ -22,8 +22,10 @@ from lmms_eval_unify.generation.adapter import (
     GENERATE_IMAGE,
     PARSE,
     UNDERSTAND_AND_GENERATE,
+    Missing,
     ModelSettings,
     UnifiedModel,
+    model_missing,
 )
 
 REQUEST_TASK, REQUEST_SPLIT = "lmms_eval_unify_composed", "test"
@@ -43,9 +45,9 @@ def parse_nested_args(value: Any) -> dict[str, Any]:
     return simple_parse_args_string(text.replace(";", ","))
 
 
-def load_generator(name: str, args: dict[str, Any], output_dir: str | None) -> UnifiedModel:
-    """An image-generating adapter by its ``--model`` name: any :class:`UnifiedModel` lmms-eval has registered
-    (ours or an out-of-tree plugin's), except ``composed`` itself."""
+def generator_class(name: str) -> type[UnifiedModel]:
+    """An image-generating adapter class by its ``--model`` name: any :class:`UnifiedModel` lmms-eval has
+    registered (ours or an out-of-tree plugin's), except ``composed`` itself; ``ValueError`` otherwise."""
     from lmms_eval.models import get_model
 
     try:
@@ -56,7 +58,12 @@ def load_generator(name: str, args: dict[str, Any], output_dir: str | None) -> U
         raise ValueError(f"gen={name!r} is not a unified-model adapter (a UnifiedModel other than composed)")
     if GENERATE_IMAGE not in cls.capabilities:
         raise ValueError(f"gen={name!r} cannot generate images (capabilities: {sorted(cls.capabilities)})")
-    return cls(output_dir=output_dir, **args)
+    return cls
+
+
+def load_generator(name: str, args: dict[str, Any], output_dir: str | None) -> UnifiedModel:
+    """The image-generating adapter ``name`` (:func:`generator_class`) built with ``args``."""
+    return generator_class(name)(output_dir=output_dir, **args)
 
 
 def nested_args() -> Any:
@@ -85,6 +92,24 @@ class Composed(UnifiedModel):
     capabilities = UNDERSTAND_AND_GENERATE
     settings_class = ComposedSettings
     settings: ComposedSettings
+
+    @classmethod
+    def missing(cls, settings: ComposedSettings) -> list[Missing]:
+        """The drawing adapter's own check (with ``gen_args``); the understanding model only as far as lmms-eval
+        can load its class (what it loads when built is its own business)."""
+        from lmms_eval.models import get_model
+
+        found: list[Missing] = []
+        try:
+            found += model_missing(generator_class(settings.gen), dict(settings.gen_args))
+        except ValueError as exc:
+            found.append(Missing("code", f"composed: {exc}", "pass gen=<an image-generating adapter>, see --model"))
+        try:
+            get_model(settings.und, force_simple=True)
+        except Exception as exc:  # noqa: BLE001 - unknown names and failing imports alike
+            what = f"composed: und={settings.und!r} cannot be loaded ({type(exc).__name__}: {exc})"
+            found.append(Missing("code", what, "pass und=<a model lmms-eval resolves> and install what it imports"))
+        return found
 
     def __init__(self, **model_args: Any) -> None:
         from lmms_eval.models import get_model

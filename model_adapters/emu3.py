@@ -28,9 +28,13 @@ from transformers import LogitsProcessorList
 
 from lmms_eval_unify.generation.adapter import (
     UNDERSTAND_AND_GENERATE,
+    Missing,
     ModelSettings,
     UnifiedModel,
     decoding_options,
+    missing_code,
+    missing_device,
+    missing_weights,
     seeded,
 )
 
@@ -89,6 +93,22 @@ class Emu3(UnifiedModel):
     capabilities = UNDERSTAND_AND_GENERATE
     settings_class = Emu3Settings
     settings: Emu3Settings
+
+    @classmethod
+    def missing(cls, settings: Emu3Settings) -> list[Missing]:
+        checkpoints = {settings.pretrained: "pretrained"}
+        checkpoints.setdefault(settings.pretrained_gen, "pretrained_gen")  # loaded once when they are the same
+        weights = [m for path, arg in checkpoints.items() for m in missing_weights(cls.model_id, path, argument=arg)]
+        return [
+            *missing_code(
+                cls.model_id,
+                "transformers",
+                ("Emu3ForConditionalGeneration", "Emu3Processor"),
+                "pip install -U 'transformers>=4.48'",
+            ),
+            *weights,
+            *missing_device(cls.model_id, settings.device),
+        ]
 
     def __init__(self, **model_args: Any) -> None:
         super().__init__(**model_args)

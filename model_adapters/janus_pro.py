@@ -26,9 +26,13 @@ from transformers import LogitsProcessorList
 
 from lmms_eval_unify.generation.adapter import (
     UNDERSTAND_AND_GENERATE,
+    Missing,
     ModelSettings,
     UnifiedModel,
     decoding_options,
+    missing_code,
+    missing_device,
+    missing_weights,
     seeded,
 )
 
@@ -51,6 +55,19 @@ class JanusPro(UnifiedModel):
     capabilities = UNDERSTAND_AND_GENERATE
     settings_class = JanusProSettings
     settings: JanusProSettings
+
+    @classmethod
+    def missing(cls, settings: JanusProSettings) -> list[Missing]:
+        return [
+            *missing_code(
+                cls.model_id,
+                "transformers",
+                ("JanusForConditionalGeneration", "JanusProcessor"),
+                "pip install -U 'transformers>=4.52'",
+            ),
+            *missing_weights(cls.model_id, settings.pretrained),
+            *missing_device(cls.model_id, settings.device),
+        ]
 
     def __init__(self, **model_args: Any) -> None:
         super().__init__(**model_args)

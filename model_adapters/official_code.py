@@ -12,9 +12,35 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+from lmms_eval_unify.generation.adapter import Missing
+
 
 class MissingOfficialCode(RuntimeError):
     """The official code, a dependency of it, or the weights are not where the adapter looks."""
+
+
+def missing_checkout(model_id: str, repo_path: str | None, env_var: str, repo_url: str, probe: str) -> list[Missing]:
+    """The checkout named by the ``repo_path`` model argument or ``$env_var``, holding ``probe`` (a relative
+    path), is missing or is not a checkout (the adapter's declared check; :func:`official_checkout` uses it)."""
+    location = repo_path or os.environ.get(env_var)
+    if not location:
+        return [
+            Missing(
+                "code",
+                f"{model_id} runs the official code of {repo_url} (not on PyPI), and no checkout of it is given",
+                f"clone it and pass --model_args repo_path=<checkout> or set ${env_var}; see docs/models/{model_id}.md",
+            )
+        ]
+    root = Path(location).expanduser().resolve()
+    if not (root / probe).is_file():
+        return [
+            Missing(
+                "code",
+                f"{model_id}: {root} is not a checkout of {repo_url} (no {probe})",
+                f"set repo_path / ${env_var} to the folder that contains {probe}",
+            )
+        ]
+    return []
 
 
 def official_checkout(model_id: str, repo_path: str | None, env_var: str, repo_url: str, probe: str) -> Path:
@@ -22,18 +48,10 @@ def official_checkout(model_id: str, repo_path: str | None, env_var: str, repo_u
 
     ``probe`` is a file that must exist in it (relative path), so a wrong folder fails here, clearly.
     """
-    location = repo_path or os.environ.get(env_var)
-    if not location:
-        raise MissingOfficialCode(
-            f"{model_id} runs the official code of {repo_url} (not on PyPI): clone it and pass "
-            f"--model_args repo_path=<checkout> or set ${env_var}; see docs/models/{model_id}.md"
-        )
-    root = Path(location).expanduser().resolve()
-    if not (root / probe).is_file():
-        raise MissingOfficialCode(
-            f"{model_id}: {root} is not a checkout of {repo_url} (no {probe}); "
-            f"set repo_path / ${env_var} to the folder that contains {probe}"
-        )
+    problems = missing_checkout(model_id, repo_path, env_var, repo_url, probe)
+    if problems:
+        raise MissingOfficialCode(f"{problems[0].what}: {problems[0].fix}")
+    root = Path(str(repo_path or os.environ.get(env_var))).expanduser().resolve()
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
     return root

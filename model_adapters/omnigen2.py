@@ -12,18 +12,22 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from lmms_eval_unify.model_adapters.official_code import import_official, official_checkout
+from lmms_eval_unify.model_adapters.official_code import import_official, missing_checkout, official_checkout
 from PIL import Image
 
 from lmms_eval_unify.generation.adapter import (
     UNDERSTAND_AND_GENERATE,
+    Missing,
     ModelSettings,
     UnifiedModel,
+    missing_device,
+    missing_weights,
     run_only,
     seeded,
 )
 
 REPO_URL = "https://github.com/VectorSpaceLab/OmniGen2"
+REPO_ENV, REPO_PROBE = "OMNIGEN2_REPO", "omnigen2/pipelines/omnigen2/pipeline_omnigen2.py"
 NEGATIVE_PROMPT = (
     "(((deformed))), blurry, over saturation, bad anatomy, disfigured, poorly drawn face, mutation, mutated, "
     "(extra_limb), (ugly), (poorly drawn hands), fused fingers, messy drawing, broken legs censor, censored, "
@@ -52,18 +56,20 @@ class OmniGen2(UnifiedModel):
     settings_class = OmniGen2Settings
     settings: OmniGen2Settings
 
+    @classmethod
+    def missing(cls, settings: OmniGen2Settings) -> list[Missing]:
+        return [
+            *missing_checkout(cls.model_id, settings.repo_path, REPO_ENV, REPO_URL, REPO_PROBE),
+            *missing_weights(cls.model_id, settings.pretrained, files=("model_index.json",)),
+            *missing_device(cls.model_id, settings.device),
+        ]
+
     def __init__(self, **model_args: Any) -> None:
         super().__init__(**model_args)
         self.pipeline, self.chat = self._load_backend()
 
     def _load_backend(self) -> tuple[Any, Any]:
-        repo = official_checkout(
-            self.model_id,
-            self.settings.repo_path,
-            "OMNIGEN2_REPO",
-            REPO_URL,
-            "omnigen2/pipelines/omnigen2/pipeline_omnigen2.py",
-        )
+        repo = official_checkout(self.model_id, self.settings.repo_path, REPO_ENV, REPO_URL, REPO_PROBE)
         generation = import_official(self.model_id, "omnigen2.pipelines.omnigen2.pipeline_omnigen2", repo)
         chat = import_official(self.model_id, "omnigen2.pipelines.omnigen2.pipeline_omnigen2_chat", repo)
         transformer = import_official(self.model_id, "omnigen2.models.transformers.transformer_omnigen2", repo)

@@ -17,7 +17,15 @@ from typing import Any
 import torch
 from PIL import Image
 
-from lmms_eval_unify.generation.adapter import GENERATE_IMAGE, ModelSettings, UnifiedModel
+from lmms_eval_unify.generation.adapter import (
+    GENERATE_IMAGE,
+    Missing,
+    ModelSettings,
+    UnifiedModel,
+    missing_code,
+    missing_device,
+    missing_weights,
+)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -39,6 +47,14 @@ class QwenImageEdit(UnifiedModel):
     max_input_images = None
     settings_class = QwenImageEditSettings
     settings: QwenImageEditSettings
+
+    @classmethod
+    def missing(cls, settings: QwenImageEditSettings) -> list[Missing]:
+        return [
+            *missing_code(cls.model_id, "diffusers", ("QwenImageEditPipeline",), "pip install -U diffusers"),
+            *missing_weights(cls.model_id, settings.pretrained, files=("model_index.json",)),
+            *missing_device(cls.model_id, settings.device),
+        ]
 
     def __init__(self, **model_args: Any) -> None:
         super().__init__(**model_args)

@@ -1,8 +1,9 @@
 """``unify_replay``: answers every request with the response an earlier run saved (``lmms-eval-unify score``).
 
 It generates nothing. Records of our models point at images under the earlier run's media folder; when the
-run folder was moved, a record's root is found again under ``run_dir`` by its configuration folder's name.
-Only roots inside ``run_dir`` (or a ``media`` folder given explicitly) are trusted by the scorers.
+run folder was moved, a record's root is found again under the run's media folders by its configuration folder's
+name. Only the run's media folders (``saved_media_roots``: ``unify_media`` beside the results folder or one level
+up, a ``media`` folder given explicitly) are trusted by the scorers.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from lmms_eval_unify.generation.adapter import (
     UnifiedOutput,
     clean_text,
     run_status,
+    saved_media_roots,
     saved_responses,
     trust_media_root,
 )
@@ -35,17 +37,15 @@ class UnifyReplay(lmms):
     def __init__(
         self,
         results_file: str,
-        run_dir: str | None = None,
         media: str = "",
         model_name: str = "",
         **kwargs: Any,
     ) -> None:
         super().__init__()
         self.results_file = Path(results_file).resolve()
-        self.run_dir = Path(run_dir or self.results_file.parent).resolve()
         self.responses = saved_responses(self.results_file)
         self.served: dict[tuple[str, int], int] = defaultdict(int)
-        self.trusted = [self.run_dir, *(Path(p).resolve() for p in media.split(os.pathsep) if p)]
+        self.trusted = saved_media_roots([self.results_file.parent], [p for p in media.split(os.pathsep) if p])
         for root in self.trusted:
             trust_media_root(root)
         self._roots: dict[str, str] = {}

@@ -21,19 +21,25 @@ from lmms_eval_unify.model_adapters.hf_common import TEXT_ONLY_GENERATION_NOTE, 
 from lmms_eval_unify.model_adapters.official_code import (
     MissingOfficialCode,
     import_official,
+    missing_checkout,
     official_checkout,
 )
 from PIL import Image
 
 from lmms_eval_unify.generation.adapter import (
     UNDERSTAND_AND_GENERATE,
+    Missing,
     ModelSettings,
     UnifiedModel,
+    missing_code,
+    missing_device,
+    missing_weights,
     run_only,
     seeded,
 )
 
 REPO_URL = "https://github.com/showlab/Show-o (folder show-o2)"
+REPO_ENV, REPO_PROBE = "SHOW_O2_REPO", "models/__init__.py"
 DEFAULT_CONFIG = "configs/showo2_1.5b_demo_432x432.yaml"
 
 
@@ -203,6 +209,17 @@ class ShowO2Backend:
         return [Image.fromarray(array) for array in self.utils.denorm(images)]
 
 
+def missing_vae(settings: ShowO2Settings) -> list[Missing]:
+    """The Wan2.1 VAE file the ``vae_path`` model argument names is missing."""
+    if settings.vae_path and Path(settings.vae_path).is_file():
+        return []
+    what = (
+        "show_o2 needs the Wan2.1 VAE file (Wan2.1_VAE.pth from Wan-AI/Wan2.1-T2V-14B), "
+        f"and vae_path={settings.vae_path!r} is no file"
+    )
+    return [Missing("weights", what, "download it and pass --model_args vae_path=<file>")]
+
+
 @dataclass(frozen=True, kw_only=True)
 class ShowO2Settings(ModelSettings):
     pretrained: str = "showlab/show-o2-1.5B"
@@ -226,18 +243,26 @@ class ShowO2(UnifiedModel):
     settings_class = ShowO2Settings
     settings: ShowO2Settings
 
+    @classmethod
+    def missing(cls, settings: ShowO2Settings) -> list[Missing]:
+        return [
+            *missing_checkout(cls.model_id, settings.repo_path, REPO_ENV, REPO_URL, REPO_PROBE),
+            *missing_code(cls.model_id, "omegaconf"),
+            *missing_vae(settings),
+            *missing_weights(cls.model_id, settings.pretrained),
+            *missing_device(cls.model_id, settings.device),
+        ]
+
     def __init__(self, **model_args: Any) -> None:
         super().__init__(**model_args)
         self._notes = OnceLogger()
         self.backend = self._load_backend()
 
     def _load_backend(self) -> Any:
-        repo = official_checkout(self.model_id, self.settings.repo_path, "SHOW_O2_REPO", REPO_URL, "models/__init__.py")
-        if not self.settings.vae_path or not Path(self.settings.vae_path).is_file():
-            raise MissingOfficialCode(
-                f"show_o2 needs the Wan2.1 VAE file (Wan2.1_VAE.pth from Wan-AI/Wan2.1-T2V-14B): pass "
-                f"--model_args vae_path=<file> (got {self.settings.vae_path!r})"
-            )
+        repo = official_checkout(self.model_id, self.settings.repo_path, REPO_ENV, REPO_URL, REPO_PROBE)
+        vae = missing_vae(self.settings)
+        if vae:
+            raise MissingOfficialCode(f"{vae[0].what}: {vae[0].fix}")
         return ShowO2Backend(
             repo,
             self.settings.config,

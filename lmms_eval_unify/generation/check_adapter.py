@@ -145,17 +145,27 @@ def check_protocol(model: Any, protocol: str, doc_id: int, max_new_tokens: int) 
     return ProtocolCheck(protocol, True, seconds, cpu_seconds, _summary(protocol, record.text, images, len(frames)))
 
 
+class ModelNotReady(RuntimeError):
+    """The adapter's declared check (``UnifiedModel.missing``) found what the model lacks; nothing was built."""
+
+
 def build_model(name: str, model_args: str, output_dir: str) -> Any:
-    """The adapter ``name`` as lmms-eval builds it, writing under ``output_dir`` and never resuming."""
+    """The adapter ``name`` as lmms-eval builds it, writing under ``output_dir`` and never resuming, once its
+    declared check finds nothing missing (else ``ModelNotReady`` lists every missing piece with its fix)."""
     from lmms_eval.models import get_model
     from lmms_eval.utils import simple_parse_args_string
 
     from lmms_eval_unify.generation.model import UnifiedModel
+    from lmms_eval_unify.generation.readiness import model_missing
 
     cls = get_model(name, force_simple=True)
     if not (isinstance(cls, type) and issubclass(cls, UnifiedModel)):
         raise TypeError(f"{name} is not a unified-model adapter (lmms_eval_unify.generation.model.UnifiedModel)")
     args = {"output_dir": output_dir, "resume": False, **simple_parse_args_string(model_args)}
+    missing = model_missing(cls, args)
+    if missing:
+        lines = [f"\n  [{m.kind}] {m.what}\n      fix: {m.fix}" for m in missing]
+        raise ModelNotReady(f"{len(missing)} thing(s) missing, nothing was loaded:{''.join(lines)}")
     return cls(**args)
 
 

@@ -17,8 +17,8 @@ from typing import Any
 
 from PIL import Image
 
+from lmms_eval_unify.gate import Refused, join, read_json
 from lmms_eval_unify.integration.run_context import media_base
-from lmms_eval_unify.output.media_reader import resolve_media_path
 from lmms_eval_unify.output.record import UnifiedOutput
 
 
@@ -52,13 +52,13 @@ class MediaStore:
     def save_image(self, task: str, doc_id: object, name: str, image: Image.Image) -> str:
         """Save ``image`` as PNG and return its path relative to the root."""
         relative = f"{self.sample_dir(task, doc_id)}/{_safe_component(name)}.png"
-        path = resolve_media_path(self.root, relative)
+        path = join(self.root, relative)
         path.parent.mkdir(parents=True, exist_ok=True)
         image.save(path, format="PNG")
         return relative
 
     def _record_path(self, task: str, doc_id: object) -> Path:
-        return resolve_media_path(self.root, f"{self.sample_dir(task, doc_id)}/record.json")
+        return join(self.root, f"{self.sample_dir(task, doc_id)}/record.json")
 
     def save_record(self, task: str, doc_id: object, record: UnifiedOutput) -> None:
         """Persist the record next to its images (written atomically) so an interrupted run can resume."""
@@ -71,16 +71,14 @@ class MediaStore:
     def load_record(self, task: str, doc_id: object, signature: str) -> UnifiedOutput | None:
         """A finished record of an earlier run with the same request signature whose images all exist."""
         path = self._record_path(task, doc_id)
-        if not path.is_file():
+        if not path.exists():
             return None
-        try:
-            record = UnifiedOutput.from_dict(json.loads(path.read_text(encoding="utf-8")))
-        except (ValueError, TypeError, RecursionError):  # a corrupt or hostile record.json: run again
-            return None
-        if record.signature != signature or record.error:
-            return None
-        paths = record.images + [s.image for s in record.steps if s.image] + record.video_frames
-        if not all(resolve_media_path(self.root, p).is_file() for p in paths):
+        try:  # a corrupt or hostile record.json (read through the gate, paths kept inside the root): run again
+            record = UnifiedOutput.from_dict(read_json(path, "record", [self.root]))  # type: ignore[arg-type]
+            paths = record.images + [s.image for s in record.steps if s.image] + record.video_frames
+            if record.signature != signature or record.error or not all(join(self.root, p).is_file() for p in paths):
+                return None
+        except (Refused, ValueError, TypeError, RecursionError):
             return None
         record.root = str(self.root)
         return record

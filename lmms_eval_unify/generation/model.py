@@ -35,6 +35,7 @@ from lmms_eval_unify.generation.protocols import (
     protocol_name,
     split_generation_kwargs,
 )
+from lmms_eval_unify.generation.readiness import Missing
 from lmms_eval_unify.generation.settings import ModelSettings
 from lmms_eval_unify.generation.visuals import (
     DEFAULT_VIDEO_FRAMES,
@@ -82,6 +83,14 @@ class UnifiedModel(lmms):
     """How many input images the model takes (``1`` for single-image models; ``None``: any number)."""
     settings_class: ClassVar[type[ModelSettings]] = ModelSettings
     """The adapter's ``--model_args``: a :class:`ModelSettings` dataclass (see docs/adding_a_model.md)."""
+
+    @classmethod
+    def missing(cls, settings: ModelSettings) -> list[Missing]:
+        """What building this model with ``settings`` needs and this machine lacks (its code, weights, device,
+        credentials), found without building or loading anything: the run preflight and ``check-adapter`` list
+        it before the model is built. Every adapter that loads something declares it with the helpers of
+        ``lmms_eval_unify.generation.readiness``; the default (the baseline instruments) lacks nothing."""
+        return []
 
     def __init__(self, **model_args: Any) -> None:
         super().__init__()

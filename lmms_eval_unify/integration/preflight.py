@@ -8,7 +8,7 @@ skip it with ``LMMS_EVAL_UNIFY_SKIP_PREFLIGHT=1``.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,7 @@ class PreflightError(RuntimeError):
 class Problem:
     """One missing piece: what it is, which tasks need it, and how to supply it."""
 
-    kind: str  # data | judge | weights
+    kind: str  # data | judge | weights (of a metric) | model code | model weights | model device | ...
     what: str
     tasks: tuple[str, ...]
     fix: str
@@ -78,7 +78,8 @@ def leaf_task_configs(task_manager: Any, names: Iterable[Any]) -> dict[str, dict
 
 # ---- the three checks ------------------------------------------------------------------------------------
 def data_problems(configs: dict[str, dict]) -> list[Problem]:
-    """Each task's dataset: local parquet files readable and non-empty, or the Hub dataset resolvable."""
+    """Each task's dataset: local parquet files readable (through the gate), non-empty and of the schema the
+    task reads (its own doc functions run on the first clean row), or the Hub dataset resolvable."""
     from lmms_eval_unify.integration.task import DATA_DIR_ENV
 
     problems: dict[str, list[str]] = {}
@@ -87,7 +88,7 @@ def data_problems(configs: dict[str, dict]) -> list[Problem]:
         try:
             files = config["class"].data_files(config)
             for path in files or []:
-                _check_parquet(path)
+                _check_parquet(config, path, schema=len(files or []) == 1)
             if files is None:
                 _check_hub_dataset(config)
         except Exception as exc:  # noqa: BLE001 - every failure is reported, none is raised
@@ -109,19 +110,29 @@ def data_problems(configs: dict[str, dict]) -> list[Problem]:
     return [Problem("data", fixes[k], tuple(t), fixes[k + "#fix"]) for k, t in problems.items()]
 
 
-def _check_parquet(path: str) -> None:
+class DataSchemaError(ValueError):
+    """A local data file the task cannot read: refused by the gate, not parquet, empty or of the wrong schema."""
+
+
+def _check_parquet(config: dict, path: str, schema: bool) -> None:
+    """``path`` exists, passes the gate, is parquet with rows and, with ``schema`` (a task of one file: the doc
+    functions of a task of several see their union), has the columns the task's doc functions read."""
     if str(path).startswith("hf://"):
         from huggingface_hub import HfFileSystem
 
         if not HfFileSystem().exists(path):
             raise FileNotFoundError(f"{path} is not on the Hub (or the Hub is unreachable)")
         return
-    import pyarrow.parquet as pq
+    from lmms_eval_unify.integration.data_rows import smoke_problem
+    from lmms_eval_unify.integration.task import DATA_DIR_ENV
 
-    if not Path(path).is_file():
+    if not os.path.lexists(path):
         raise FileNotFoundError(f"{path} does not exist")
-    if pq.read_metadata(path).num_rows == 0:
-        raise ValueError(f"{path} has no rows")
+    problem = smoke_problem(
+        config if schema else {}, Path(path), Path(os.environ.get(DATA_DIR_ENV) or Path(path).parent)
+    )
+    if problem:
+        raise DataSchemaError(problem)
 
 
 def _check_hub_dataset(config: dict) -> None:
@@ -132,16 +143,19 @@ def _check_hub_dataset(config: dict) -> None:
 
 
 def judge_problems(configs: dict[str, dict], ping: bool = True) -> list[Problem]:
-    """Every judge endpoint the tasks need: configured, and answering one cheap request."""
-    from lmms_eval_unify.judges.config import JudgeNotConfiguredError, resolve_endpoint
+    """Every judge endpoint the tasks need: configured, and answering one cheap request; and every judge cache
+    they use: healthy (a corrupt one is moved aside, logged, and a new one started) and writable."""
+    from lmms_eval_unify.judges.config import JudgeNotConfiguredError, resolve_cache_path, resolve_endpoint
 
     endpoints: dict[tuple, tuple[Any, list[str]]] = {}
+    caches: dict[Path, list[str]] = {}
     problems: list[Problem] = []
     missing: list[str] = []
     for task, config in configs.items():
         try:
             wanted = config["class"].judge_configs(config)
             for judge_config, default_model in wanted:
+                caches.setdefault(resolve_cache_path(judge_config), []).append(task)
                 endpoint = resolve_endpoint(judge_config, default_model)
                 key = (endpoint.base_url, endpoint.model, endpoint.api_key)
                 endpoints.setdefault(key, (endpoint, []))[1].append(task)
@@ -160,6 +174,7 @@ def judge_problems(configs: dict[str, dict], ping: bool = True) -> list[Problem]
                 "LMMS_EVAL_UNIFY_JUDGE_API_KEY; docs/judges.md",
             )
         )
+    problems += [problem for path, tasks in caches.items() if (problem := judge_cache_problem(path, tasks))]
     if ping:
         for endpoint, tasks in endpoints.values():
             error = ping_judge(endpoint)
@@ -175,14 +190,35 @@ def judge_problems(configs: dict[str, dict], ping: bool = True) -> list[Problem]
     return problems
 
 
+def judge_cache_problem(path: Path, tasks: list[str]) -> Problem | None:
+    """Open the judge cache at ``path`` (moving a corrupt file aside and starting a new one, as every judged
+    task does); a problem only when no cache can be opened there."""
+    import sqlite3
+
+    from lmms_eval_unify.judges.cache import JudgeCache
+    from lmms_eval_unify.judges.config import ENV_CACHE
+
+    try:
+        JudgeCache(path)
+    except (OSError, sqlite3.Error) as exc:
+        return Problem(
+            "judge",
+            f"the judge cache {path} cannot be used: {type(exc).__name__}: {exc}",
+            tuple(tasks),
+            f"export {ENV_CACHE}=/a/writable/folder/judge_cache.sqlite (or make {path.parent} writable)",
+        )
+    return None
+
+
 def ping_judge(endpoint: Any) -> str | None:
     """One tiny request to ``endpoint``; the error (API key redacted), or None when it answered text."""
     from lmms_eval_unify.judges.client import ChatClient, RetryPolicy
+    from lmms_eval_unify.judges.http import redact
 
     client = ChatClient(
         endpoint.base_url,
         endpoint.api_key,
-        timeout_s=PING_TIMEOUT_S,
+        deadline_s=PING_TIMEOUT_S,
         max_concurrency=1,
         retry=RetryPolicy(max_retries=1, backoff_base_s=1.0, backoff_max_s=2.0),
     )
@@ -192,8 +228,7 @@ def ping_judge(endpoint: Any) -> str | None:
         )
         return None if isinstance(reply, str) else f"reply is {type(reply).__name__}, not text"
     except Exception as exc:  # noqa: BLE001 - reported as a problem
-        message = f"{type(exc).__name__}: {exc}"
-        return message.replace(endpoint.api_key, "***") if endpoint.api_key else message
+        return redact(f"{type(exc).__name__}: {exc}", endpoint.api_key)
     finally:
         client.close()
 
@@ -225,6 +260,47 @@ def weight_problems(configs: dict[str, dict]) -> list[Problem]:
                 )
             )
     return problems
+
+
+def model_problems(
+    model: Any, model_args: Any, build_args: Mapping[str, Any], force_simple: bool = False
+) -> list[Problem]:
+    """What the requested unified model lacks: its adapter's declared check (``UnifiedModel.missing``: code,
+    weights, device, credentials), with ``model_args`` and lmms-eval's ``build_args`` (``batch_size``,
+    ``max_batch_size``, ``device``) as the model would get them; nothing is built or loaded. A model object, or a
+    model that is not a unified-model adapter, is left to lmms-eval, and so are wrong model arguments."""
+    if not isinstance(model, str):
+        return []
+    from lmms_eval.models import MODEL_REGISTRY_V2, get_model
+    from lmms_eval.utils import simple_parse_args_string
+
+    from lmms_eval_unify.generation.model import UnifiedModel
+    from lmms_eval_unify.generation.readiness import model_missing
+    from lmms_eval_unify.generation.settings import ModelArgumentError
+
+    needed_by = (f"--model {model}",)
+    ours = False
+    try:
+        ours = MODEL_REGISTRY_V2.resolve(model, force_simple).class_path.startswith("lmms_eval_unify.")
+        cls = get_model(model, force_simple)
+    except Exception as exc:  # noqa: BLE001 - an adapter of ours that cannot be imported is missing code
+        if not ours:
+            return []  # lmms-eval names unknown models, and broken models of other plugins, itself
+        what = f"the {model} adapter cannot be imported: {type(exc).__name__}: {exc}"
+        return [Problem("model code", what, needed_by, f"install what it imports (docs/models/{model}.md)")]
+    if not (isinstance(cls, type) and issubclass(cls, UnifiedModel)):
+        return []
+    args = dict(model_args) if isinstance(model_args, Mapping) else simple_parse_args_string(model_args or "")
+    args.update({key: value for key, value in build_args.items() if value is not None})
+    logger.info("lmms-eval-unify preflight: checking what model {} needs (code, weights, device)", model)
+    try:
+        found = model_missing(cls, args)
+    except ModelArgumentError:
+        return []  # named when lmms-eval builds the model
+    except Exception as exc:  # noqa: BLE001 - a broken check is reported, the run does not start blind
+        what = f"the check of {model} (its `missing`) raised {type(exc).__name__}: {exc}"
+        return [Problem("model", what, needed_by, "report it to the adapter's authors, or set " + SKIP_ENV + "=1")]
+    return [Problem(f"model {item.kind}", item.what, needed_by, item.fix) for item in found]
 
 
 def run_preflight(task_manager: Any, names: Iterable[Any], ping_judges: bool = True) -> list[Problem]:

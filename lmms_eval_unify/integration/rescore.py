@@ -15,8 +15,13 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TextIO
+
+from lmms_eval_unify import gate
+from lmms_eval_unify.integration.run_context import EXTRA_MEDIA_ROOTS_ENV, MEDIA_SUBDIR
 
 REPLAY_MODEL = "unify_replay"
 RESULTS_SUFFIX = "_results.json"
@@ -33,58 +38,127 @@ class SavedRun:
     limit: float | None
     offset: int
     repeats: int
+    group_subtasks: dict[str, list[str]]
+
+    def leaf_tasks(self, names: str) -> list[str]:
+        """The tasks (no groups) that the comma-separated ``names`` stand for in this run."""
+        out: list[str] = []
+        pending = [n.strip() for n in names.split(",") if n.strip()]
+        while pending:
+            name = pending.pop(0)
+            if self.group_subtasks.get(name):  # lmms-eval lists every task, a task with no subtasks included
+                pending[:0] = self.group_subtasks[name]
+            elif name not in out:
+                out.append(name)
+        return out
 
     @property
     def samples_prefix(self) -> str:
         return self.results_file.name[: -len(RESULTS_SUFFIX)]
 
 
-def saved_runs(run_dir: Path) -> list[SavedRun]:
-    """The newest results file of each model in ``run_dir`` (replays of earlier ``score`` calls excluded)."""
+def saved_runs(run_dir: Path, report: TextIO | None = None) -> list[SavedRun]:
+    """The newest results file of each model in ``run_dir`` (replays of earlier ``score`` calls excluded); a
+    results file that cannot be read (through the gate) is reported on ``report`` and skipped."""
     newest: dict[str, SavedRun] = {}
     for path in sorted(run_dir.rglob(f"*{RESULTS_SUFFIX}"), key=lambda p: p.name):
         try:
-            results = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
+            results = gate.read_json(path, "data_file", [run_dir])
+            if not isinstance(results, dict) or not isinstance(results.get("config") or {}, dict):
+                raise gate.Refused("malformed", path, "not an lmms-eval results object")
+            run = _saved_run(path, results)
+        except gate.Refused as refused:
+            print(f"score: skipped {refused}", file=report or sys.stderr)
             continue
-        config = results.get("config") or {}
-        if config.get("model") == REPLAY_MODEL:
-            continue
-        cli = config.get("resolved_cli_args") or {}
-        label = results.get("model_name") or config.get("model") or "unknown-model"
-        newest[str(path.parent) + "\0" + label] = SavedRun(
-            results_file=path,
-            label=label,
-            tasks=cli.get("tasks") or ",".join(results.get("configs", {})),
-            limit=cli.get("limit"),
-            offset=int(cli.get("offset") or 0),
-            repeats=int(cli.get("repeats") or 1),
-        )
+        if run is not None:
+            newest[str(path.parent) + "\0" + run.label] = run
     return list(newest.values())
 
 
-def saved_responses(results_file: Path) -> dict[tuple[str, int], list[str]]:
-    """``(task, doc_id) -> responses`` from the samples files written beside ``results_file``."""
+def _saved_run(path: Path, results: dict) -> SavedRun | None:
+    config = results.get("config") or {}
+    if config.get("model") == REPLAY_MODEL:
+        return None
+    cli = config.get("resolved_cli_args") or {}
+    subtasks = results.get("group_subtasks") or {}
+    try:
+        return SavedRun(
+            results_file=path,
+            label=str(results.get("model_name") or config.get("model") or "unknown-model"),
+            tasks=str(cli.get("tasks") or ",".join(results.get("configs", {}))),
+            limit=None if cli.get("limit") is None else float(cli["limit"]),
+            offset=int(cli.get("offset") or 0),
+            repeats=int(cli.get("repeats") or 1),
+            group_subtasks={str(g): [str(t) for t in ts] for g, ts in subtasks.items()},
+        )
+    except (TypeError, ValueError, AttributeError) as exc:
+        raise gate.Refused("malformed", path, f"unexpected field types: {exc}") from None
+
+
+@dataclass(frozen=True)
+class SavedSamples:
+    """The responses of a saved run's samples files, and what of them could not be read."""
+
+    responses: dict[tuple[str, int], list[str]]
+    """``(task, doc_id) -> responses`` of every intact line."""
+    broken: dict[str, list[gate.Refused]]
+    """``task -> refusals`` (each names ``file:line``) of every task with an unreadable file or line."""
+
+
+def read_saved_samples(results_file: Path) -> SavedSamples:
+    """The samples files written beside ``results_file``, read through the gate line by line: a line cut
+    mid-way, corrupt or of the wrong shape is recorded in ``broken`` and the rest is still read."""
     prefix = results_file.name[: -len(RESULTS_SUFFIX)] + SAMPLES_INFIX
     responses: dict[tuple[str, int], list[str]] = {}
+    broken: dict[str, list[gate.Refused]] = {}
     for samples in sorted(results_file.parent.glob(f"{prefix}*.jsonl")):
         task = samples.name[len(prefix) : -len(".jsonl")]
-        with samples.open(encoding="utf-8") as handle:
-            for line in handle:
-                if not line.strip():
+        try:
+            for number, row in gate.jsonl_objects(samples, [results_file.parent]):
+                try:
+                    key, texts = _row_responses(row, task)
+                except gate.Refused as refused:
+                    where = f"{samples}:{number}"
+                    broken.setdefault(task, []).append(gate.Refused(refused.reason, where, refused.detail, refused.fix))
                     continue
-                row = json.loads(line)
-                resps = row.get("resps") or [[row.get("filtered_resps")]]
-                texts = [r[0] if isinstance(r, list) and r else r for r in resps]
-                responses.setdefault((task, int(row["doc_id"])), []).extend(
-                    t if isinstance(t, str) else json.dumps(t) for t in texts
-                )
-    return responses
+                responses.setdefault(key, []).extend(texts)
+        except gate.Refused as refused:
+            broken.setdefault(task, []).append(refused)
+    return SavedSamples(responses, broken)
 
 
-def replay_command(run: SavedRun, out: Path, run_dir: Path, tasks: str | None, media: list[str]) -> list[str]:
+def _row_responses(row: dict | gate.Refused, task: str) -> tuple[tuple[str, int], list[str]]:
+    """``((task, doc_id), responses)`` of one samples row; ``gate.Refused`` for a row of the wrong shape."""
+    if isinstance(row, gate.Refused):
+        raise row
+    doc_id = row.get("doc_id")
+    if not isinstance(doc_id, int) or isinstance(doc_id, bool):
+        raise gate.Refused("malformed", task, f"'doc_id' must be an integer, got {type(doc_id).__name__}")
+    resps = row.get("resps") or [[row.get("filtered_resps")]]
+    if not isinstance(resps, list):
+        raise gate.Refused("malformed", task, f"'resps' must be a list, got {type(resps).__name__}")
+    texts = [r[0] if isinstance(r, list) and r else r for r in resps]
+    return (task, doc_id), [t if isinstance(t, str) else json.dumps(t) for t in texts]
+
+
+def saved_responses(results_file: Path) -> dict[tuple[str, int], list[str]]:
+    """``(task, doc_id) -> responses`` from the intact lines of the samples files beside ``results_file``."""
+    return read_saved_samples(results_file).responses
+
+
+def saved_media_roots(results_dirs: Sequence[Path], extra: Sequence[str | Path] = ()) -> list[Path]:
+    """The only folders a saved run's images are read from (``score``, ``gallery``, ``export``): the media
+    folder beside each results folder or one level up (``<output_path>/unify_media``, also after the run
+    folder was moved), the folders in ``extra`` (``score --media``) and ``$LMMS_EVAL_UNIFY_MEDIA_ROOTS``.
+    Never the run folder itself or its parent, whatever a record's ``root`` says."""
+    env = [p for p in os.environ.get(EXTRA_MEDIA_ROOTS_ENV, "").split(os.pathsep) if p]
+    found = [base / MEDIA_SUBDIR for folder in results_dirs for base in (folder, folder.parent)]
+    return list(dict.fromkeys(Path(p).resolve() for p in [*found, *extra, *env]))
+
+
+def replay_command(run: SavedRun, out: Path, tasks: str | None, media: list[str]) -> list[str]:
     """The ``lmms-eval`` command that scores ``run`` again with the replay model."""
-    model_args = f"results_file={run.results_file},run_dir={run_dir},model_name={run.label}"
+    model_args = f"results_file={run.results_file},model_name={run.label}"
     if media:
         model_args += f",media={os.pathsep.join(media)}"
     command = [sys.executable, "-m", "lmms_eval", "--model", REPLAY_MODEL, "--model_args", model_args]
@@ -113,7 +187,21 @@ def main(argv: list[str]) -> int:
             status = status or 1
         for run in runs:
             out = args.out or run_dir / "scored"
+            tasks = args.tasks or run.tasks
+            broken = read_saved_samples(run.results_file).broken
+            if broken:
+                status = 1
+                for task, refusals in broken.items():
+                    print(f"score: {task} not scored again, its samples are damaged:", file=sys.stderr)
+                    for refused in refusals[:10]:
+                        print(f"  {refused}", file=sys.stderr)
+                    if len(refusals) > 10:
+                        print(f"  ... and {len(refusals) - 10} more", file=sys.stderr)
+                intact = [t for t in run.leaf_tasks(tasks) if t not in broken]
+                if not intact:
+                    continue
+                tasks = ",".join(intact)
             print(f"score: {run.label} ({run.results_file}) -> {out}", file=sys.stderr, flush=True)
-            done = subprocess.run(replay_command(run, out, run_dir.resolve(), args.tasks, args.media))
+            done = subprocess.run(replay_command(run, out, tasks, args.media))
             status = status or done.returncode
     return status

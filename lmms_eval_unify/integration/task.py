@@ -10,6 +10,10 @@ from the task's ``metadata`` (``subtask``, ``variant``, ``judge``, …). A task 
 refuses to start without a judge endpoint, so a run never generates answers it cannot score;
 ``metadata.judge`` (``JudgeConfig`` fields) overrides the judge settings of every judgement of the task.
 
+Local data is read through the gate (``integration/data_rows.py``): a row naming a file outside the data folder
+(or missing, or not a regular file) is never opened; only its sample fails, as ``data_error`` (the data's
+fault, not the model's), its metrics ``None``, the refusal in its details.
+
 A scorer that raises (missing metric weights, a judge that went away, a bug) does not end the run: the
 sample's metrics become ``scoring_failed``, the task's aggregates ``failed``, the reason goes to the run
 status (non-zero exit), and every other task is still scored and written. ``lmms-eval-unify score RUN_DIR``
@@ -30,12 +34,16 @@ from typing import Any
 from lmms_eval.api.task import ConfigurableTask
 from loguru import logger
 
+from lmms_eval_unify import gate
 from lmms_eval_unify.integration import run_status
+from lmms_eval_unify.integration.data_rows import DATA_ERROR_KEY, checked_data_file
 from lmms_eval_unify.judges.config import JudgeConfig, resolve_endpoint
 from lmms_eval_unify.metrics.config import MissingWeightsError
 from lmms_eval_unify.scoring.scorer import metadata_params
 
 DATA_DIR_ENV = "LMMS_EVAL_UNIFY_DATA_DIR"
+DATA_ERROR = "data_error"
+"""``invalid_outputs`` of a sample whose data row names a file the gate refuses."""
 
 
 class LocalDataMissingError(FileNotFoundError):
@@ -49,7 +57,7 @@ def local_data_files(metadata: dict | None, dataset_name: str | None, split: str
         return None
     benchmark = (metadata or {}).get("benchmark")
     path = Path(root) / str(benchmark) / str(dataset_name) / f"{split}.parquet"
-    if not path.is_file():
+    if not os.path.lexists(path):
         raise LocalDataMissingError(
             f"{DATA_DIR_ENV}={root} is set but {path} does not exist; generate it with "
             f"`lmms-eval-unify data generate --out {root}` (or prepare the published data), "
@@ -146,6 +154,9 @@ class UnifyTask(ConfigurableTask):
     # ---- scoring that never takes a sibling task down -------------------------------------------------
     def process_results(self, doc: dict, results: list, full_docs: Any = None) -> dict:
         task = self.config.task
+        if doc.get(DATA_ERROR_KEY):
+            metrics = {name: None for name in self._aggregation_list if name != "invalid_outputs"}
+            return {**metrics, "invalid_outputs": DATA_ERROR, "details": {DATA_ERROR: doc[DATA_ERROR_KEY]}}
         if self._fatal_scoring_error is None:
             try:
                 return _process_results_once(self, doc, results, full_docs=full_docs)
@@ -174,10 +185,27 @@ class UnifyTask(ConfigurableTask):
         for judge_config, default_model in self.judge_configs({"metadata": self.config.metadata}):
             resolve_endpoint(judge_config, default_model)
 
+    def doc_to_visual(self, doc: dict) -> Any:
+        """The task's visuals; ``gate.Refused`` for a row whose files were refused (nothing is generated)."""
+        if doc.get(DATA_ERROR_KEY):
+            raise gate.Refused("unreadable", "the data row", doc[DATA_ERROR_KEY])
+        return super().doc_to_visual(doc)
+
     def download(self, dataset_kwargs: dict | None = None) -> None:
         self.check_judges()
         files = local_data_files(self.config.metadata, self.config.dataset_name, self.config.test_split)
         if files is not None:
             self.DATASET_PATH, self.DATASET_NAME = "parquet", None
-            dataset_kwargs = {**(dataset_kwargs or {}), "data_files": files}
+            checked = {split: self.checked_local_file(path) for split, path in files.items()}
+            dataset_kwargs = {**(dataset_kwargs or {}), "data_files": checked}
         super().download(dataset_kwargs)
+
+    def checked_local_file(self, path: str) -> str:
+        """The parquet to load for a file of the local data folder (:func:`checked_data_file`); each row whose
+        files the gate refuses is logged and fails as ``data_error``."""
+        loaded, refused = checked_data_file(Path(path), Path(os.environ[DATA_DIR_ENV]))
+        for row, reason in list(refused.items())[:5]:
+            logger.warning("{}: data row {} fails as {}: {}", self.config.task, row, DATA_ERROR, reason)
+        if len(refused) > 5:
+            logger.warning("{}: {} more data rows fail as {}", self.config.task, len(refused) - 5, DATA_ERROR)
+        return str(loaded)

@@ -103,7 +103,7 @@ def _balanced_objects(text: str) -> Iterator[dict[str, Any]]:
     for start in (i for i, ch in enumerate(text) if ch == "{"):
         try:
             obj, _ = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
+        except (ValueError, RecursionError):  # not JSON, a number past int's digit limit, nesting past the stack
             continue
         if isinstance(obj, dict):
             yield obj

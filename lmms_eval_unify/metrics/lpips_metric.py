@@ -33,6 +33,24 @@ _TRUNKS = {
 }
 
 
+MIN_SIDE = {"alex": 31, "vgg": 16}
+"""Smallest height and width of a pair (after the pair rule's resize to the smaller height and width) that each
+trunk's pooling layers accept: lpips raises ``RuntimeError`` on anything smaller (measured with lpips 0.1.4)."""
+
+
+class ImageTooSmallError(ValueError):
+    """A pair below :data:`MIN_SIDE` of the LPIPS trunk; ``indices`` are the pairs concerned."""
+
+    def __init__(self, indices: list[int], sizes: list[tuple[int, int]], min_side: int) -> None:
+        self.indices = indices
+        super().__init__(f"LPIPS needs pairs of at least {min_side}x{min_side} pixels; pairs {indices} are {sizes}")
+
+
+def lpips_min_side(config: MetricConfig | Mapping[str, Any] | None = None) -> int:
+    """The smallest side a pair may have for the configured LPIPS trunk (:data:`MIN_SIDE`)."""
+    return MIN_SIDE[as_config("lpips", config).backbone]
+
+
 @dataclass
 class LpipsBackbone:
     model: torch.nn.Module  # lpips.LPIPS
@@ -101,10 +119,20 @@ def lpips_distance(
 
     `official` (MME-Unify FIR): [0,1] tensors are fed without the [-1,1] rescaling LPIPS expects.
     `standard`: inputs rescaled to [-1,1] (`normalize=True`). Both resize mismatched pairs to (min H, min W).
+    A pair whose (min H, min W) is below the trunk's :data:`MIN_SIDE` raises :class:`ImageTooSmallError`
+    before any pair is computed (callers check :func:`lpips_min_side` to fail only that sample).
     """
     if len(images_a) != len(images_b):
         raise ValueError("lpips_distance needs the same number of images on both sides")
-    backbone = get_backbone(as_config("lpips", config), load_lpips)
+    resolved = as_config("lpips", config)
+    min_side = MIN_SIDE.get(resolved.backbone, 1)
+    small = [
+        (i, _pair_size(a, b)) for i, (a, b) in enumerate(zip(images_a, images_b, strict=True))
+        if min(_pair_size(a, b)) < min_side
+    ]  # fmt: skip
+    if small:
+        raise ImageTooSmallError([i for i, _ in small], [size for _, size in small], min_side)
+    backbone = get_backbone(resolved, load_lpips)
     normalize = check_variant(variant or backbone.config.variant) == "standard"
     batch_size = backbone.config.batch_size
     distances = torch.empty(len(images_a), dtype=torch.float64)
@@ -121,3 +149,21 @@ def lpips_distance(
                 out = backbone.model(as_channels_last(side_a), as_channels_last(side_b), normalize=normalize)
             distances[[chunk[i] for i in indices]] = out.flatten().double().cpu()
     return distances
+
+
+def _pair_size(a: ImageInput, b: ImageInput) -> tuple[int, int]:
+    """(min H, min W) of a pair, read without decoding pixels where the input allows."""
+    (ha, wa), (hb, wb) = _size(a), _size(b)
+    return min(ha, hb), min(wa, wb)
+
+
+def _size(image: ImageInput) -> tuple[int, int]:
+    """(H, W) of one metric input (:data:`ImageInput`): a PIL image, a [C, H, W] tensor, or a file's header."""
+    from PIL import Image
+
+    if isinstance(image, Image.Image):
+        return image.height, image.width
+    if isinstance(image, torch.Tensor):
+        return int(image.shape[-2]), int(image.shape[-1])
+    with Image.open(image) as handle:
+        return handle.height, handle.width

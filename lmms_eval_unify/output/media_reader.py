@@ -1,111 +1,80 @@
-"""Reading the images a record references: confined to the run's trusted media roots, regular files only,
-bounded in bytes and pixels, decoded strictly. Failures come back as typed ``OutputFailure`` values."""
+"""Reading the images a record references, through the gate (:mod:`lmms_eval_unify.gate`): confined to the run's
+trusted media roots, regular files only, bounded in count, bytes and pixels, decoded strictly. Failures come back
+as typed ``OutputFailure`` values."""
 
 from __future__ import annotations
 
 import io
 import os
-import stat
 from collections.abc import Sequence
 from pathlib import Path
 
 from PIL import Image, UnidentifiedImageError
 
-from lmms_eval_unify.integration.run_context import trusted_media_roots
+from lmms_eval_unify import gate
+from lmms_eval_unify.integration.run_context import EXTRA_MEDIA_ROOTS_ENV, trusted_media_roots
 from lmms_eval_unify.output.failure import OutputFailure
 
-MAX_IMAGE_BYTES = 128 * 1024 * 1024
-"""Largest image file a scorer reads (larger ones are ``corrupt_image``, "image too large")."""
-MAX_IMAGE_PIXELS = 40_000_000
-"""Most pixels (width x height) of an output image a scorer decodes (about 6300 x 6300; the largest
-benchmark output is 1024 x 1024); more is ``corrupt_image`` ("image too large") before any pixel is
-decoded, which also stops decompression bombs well below PIL's own limit."""
+TRUST_FIX = f"add the folder to ${EXTRA_MEDIA_ROOTS_ENV} to trust it"
+
+_FAILURE_OF: dict[str, str] = {
+    "outside_roots": "unsafe_path",
+    "bad_path": "unsafe_path",
+    "missing": "missing_image",
+    "too_many": "too_many_images",
+}
+"""The ``OutputFailure`` reason of each gate refusal of an output image (any other refusal: ``corrupt_image``)."""
+
+DECODE_ERRORS = (UnidentifiedImageError, OSError, ValueError, SyntaxError, Image.DecompressionBombError)
+"""What PIL raises on bytes that are not a whole image."""
 
 
-class UnsafePathError(ValueError):
-    """A media path that would leave the media root."""
-
-
-def resolve_media_path(root: str | Path, relative: str) -> Path:
-    """Absolute path of ``relative`` inside ``root``; raises ``UnsafePathError`` on traversal or absolute paths."""
-    root_path = Path(root).resolve()
-    if os.path.isabs(relative):
-        raise UnsafePathError(f"absolute media path {relative!r}; records hold paths relative to the root")
-    candidate = (root_path / relative).resolve()
-    if not candidate.is_relative_to(root_path):
-        raise UnsafePathError(f"media path {relative!r} escapes the media root {root_path}")
-    return candidate
+def image_failure(refused: gate.Refused) -> OutputFailure:
+    """The typed failure of an output image the gate refused."""
+    return OutputFailure(_FAILURE_OF.get(refused.reason, "corrupt_image"), str(refused))
 
 
 def load_media(root: str, paths: Sequence[str]) -> list[Image.Image] | OutputFailure:
     """Load images referenced by a record. Relative paths are joined to ``root``; every path, once
     symlinks are resolved, must lie inside one of the run's trusted media roots (``unsafe_path``)."""
+    roots = trusted_media_roots()
     images = []
-    for path in paths:
-        try:
-            full = Path(path) if not root and os.path.isabs(path) else resolve_media_path(root, path)
-            images.append(_read_image(confined(full)))
-        except UnsafePathError as exc:
-            return OutputFailure("unsafe_path", str(exc))
-        except FileNotFoundError:
-            return OutputFailure("missing_image", f"{path} not found under {root or '/'}")
-        except (
-            UnidentifiedImageError,
-            OSError,
-            ValueError,
-            SyntaxError,
-            Image.DecompressionBombError,
-        ) as exc:
-            return OutputFailure("corrupt_image", f"{path}: {type(exc).__name__}: {exc}")
+    try:
+        gate.check_count(len(paths), "images", "the output's images")
+        for path in paths:
+            full = Path(path) if not root and os.path.isabs(path) else gate.join(root, path)
+            try:
+                images.append(_decoded(read_image_file(full, roots)))
+            except DECODE_ERRORS as exc:
+                return OutputFailure("corrupt_image", f"{path}: {type(exc).__name__}: {exc}")
+    except gate.Refused as refused:
+        return image_failure(refused)
     return images
 
 
-class ImageTooLargeError(ValueError):
-    """An output image over :data:`MAX_IMAGE_BYTES` or :data:`MAX_IMAGE_PIXELS` (a ``corrupt_image``)."""
-
-
-def confined(path: Path) -> Path:
-    """``path`` with symlinks resolved, if it lies inside a trusted media root; else ``UnsafePathError``."""
-    resolved = path.resolve()
-    roots = trusted_media_roots()
-    if not any(resolved.is_relative_to(root) for root in roots):
-        raise UnsafePathError(
-            f"{path} is outside the run's media roots ({', '.join(map(str, roots))}); "
-            "add a folder to $LMMS_EVAL_UNIFY_MEDIA_ROOTS to trust it"
-        )
-    return resolved
-
-
-def _read_file(path: Path) -> bytes:
-    """The bytes of a regular file; never blocks on a FIFO or device (opened non-blocking, then checked)."""
-    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
-    with os.fdopen(descriptor, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise UnidentifiedImageError(f"{path} is not a regular file")
-        if info.st_size > MAX_IMAGE_BYTES:
-            raise ImageTooLargeError(f"image too large: {info.st_size} bytes > {MAX_IMAGE_BYTES}")
-        return handle.read(MAX_IMAGE_BYTES + 1)
-
-
-def read_image_file(path: Path) -> bytes:
-    """The bytes of an image file that passed the strict checks: a regular file of at most
-    :data:`MAX_IMAGE_BYTES`, at most :data:`MAX_IMAGE_PIXELS` pixels (refused before decoding), and a
+def read_image_file(path: Path, roots: Sequence[Path]) -> bytes:
+    """The bytes of an image file that passed the gate (inside ``roots``, a regular file within
+    ``image_bytes``), has at most ``image_pixels`` pixels (read from its header, before decoding) and a
     structure that passes ``verify`` (for PNG every chunk CRC and a complete stream, which lmms-eval's global
-    truncated-image tolerance skips)."""
-    data = _read_file(path)
-    with Image.open(io.BytesIO(data)) as probe:
-        width, height = probe.size
-        if width * height > MAX_IMAGE_PIXELS:
-            raise ImageTooLargeError(f"image too large: {width}x{height} pixels > {MAX_IMAGE_PIXELS}")
-        probe.verify()
+    truncated-image tolerance skips). Raises ``gate.Refused`` or one of :data:`DECODE_ERRORS`."""
+    data = gate.read_bytes(path, "image", roots, TRUST_FIX)
+    check_image_bytes(data, path)
     return data
 
 
-def _read_image(path: Path) -> Image.Image:
-    """Decode one image strictly (:func:`read_image_file`); the decoder must fill every pixel. An RGB image
-    is returned as decoded (its source is in memory, nothing to close), others converted to RGB."""
-    data = read_image_file(path)
+def check_image_bytes(data: bytes, subject: object) -> None:
+    """Refuse an encoded image over ``image_bytes`` or ``image_pixels`` (``gate.Refused``, before any pixel is
+    decoded), or whose structure fails ``verify`` (one of :data:`DECODE_ERRORS`)."""
+    gate.check_count(len(data), "image", f"{subject} ({len(data)} bytes)")
+    with Image.open(io.BytesIO(data)) as probe:
+        width, height = probe.size
+        gate.check_count(width * height, "image_pixels", f"{subject} ({width}x{height} pixels)")
+        probe.verify()
+
+
+def _decoded(data: bytes) -> Image.Image:
+    """Decode one checked image; the decoder must fill every pixel. An RGB image is returned as decoded (its
+    source is in memory, nothing to close), others converted to RGB."""
     image = Image.open(io.BytesIO(data))
     image.load()
     return image if image.mode == "RGB" else image.convert("RGB")

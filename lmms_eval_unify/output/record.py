@@ -15,13 +15,12 @@ from dataclasses import asdict, dataclass, field, fields
 
 from PIL import Image
 
+from lmms_eval_unify import gate
 from lmms_eval_unify.output.failure import OutputFailure
-from lmms_eval_unify.output.media_reader import load_media
+from lmms_eval_unify.output.media_reader import image_failure, load_media
 
 SCHEMA = "lmms_eval_unify/output@1"
 OUTPUT_DIR_ENV = "LMMS_EVAL_UNIFY_OUTPUT_DIR"
-MAX_RECORD_CHARS = 16 * 1024 * 1024
-"""Longest model output string parsed as a record (longer ones are ``malformed_record``)."""
 
 
 def clean_text(value: object) -> str:
@@ -162,10 +161,14 @@ def parse_output(raw: object) -> ParsedOutput:
 
     Accepted forms: our JSON record; the de-facto upstream JSON ``{"text": ..., "images": [abs paths]}``;
     plain text from text-only models. A string that looks like JSON but does not parse, or parses to the
-    wrong shape or field types, is a ``malformed_record`` failure. All text comes back UTF-8 clean.
+    wrong shape or field types, is a ``malformed_record`` failure. All text comes back UTF-8 clean. The gate's
+    limits (:mod:`lmms_eval_unify.gate`) apply before any scorer sees the output: a record over ``record_chars``
+    is ``malformed_record``; a text (answer or step) over ``text_chars`` is ``text_too_long`` and its text is
+    dropped, so no tokenizer or judge prompt gets it; more image references (images, step images, video frames)
+    than ``images_per_sample`` is ``too_many_images``, before any is read.
     """
     try:
-        return _parse_output(raw)
+        return _within_limits(_parse_output(raw))
     except Exception as exc:  # the contract is "never raises": any parser surprise is a failed record
         return ParsedOutput(UnifiedOutput("unknown"), OutputFailure("malformed_record", type(exc).__name__))
 
@@ -183,8 +186,10 @@ def _parse_output(raw: object) -> ParsedOutput:
     stripped = raw.strip()
     if not stripped.startswith("{"):
         return ParsedOutput(UnifiedOutput("external", text=raw))
-    if len(stripped) > MAX_RECORD_CHARS:
-        return _malformed(f"record of {len(stripped)} characters > {MAX_RECORD_CHARS}")
+    try:
+        gate.check_text(stripped, "record", f"record of {len(stripped)} characters")
+    except gate.Refused as refused:
+        return _malformed(str(refused))
     try:
         data = json.loads(stripped)
     except (ValueError, RecursionError) as exc:  # JSONDecodeError, int digit limit, deep nesting
@@ -207,3 +212,22 @@ def _parse_output(raw: object) -> ParsedOutput:
     if record.error:
         return ParsedOutput(record, OutputFailure("model_error", record.error))
     return ParsedOutput(record)
+
+
+def _within_limits(parsed: ParsedOutput) -> ParsedOutput:
+    """``parsed``, or the same output failed (``text_too_long``, text dropped; ``too_many_images``) when it is
+    over the gate's text or image-count limits (an earlier failure is kept; over-long text is dropped anyway)."""
+    record = parsed.record
+    try:
+        for index, text in enumerate([record.text, *(step.text for step in record.steps)]):
+            gate.check_text(text, "text", "the answer" if index == 0 else f"the text of step {index - 1}")
+        references = len(record.images) + sum(bool(step.image) for step in record.steps) + len(record.video_frames)
+        gate.check_count(references, "images", "the output's image references")
+    except gate.Refused as refused:
+        if refused.reason == "too_large":
+            record.text, record.steps = "", [Step(image=step.image) for step in record.steps]
+        failure = (
+            OutputFailure("text_too_long", str(refused)) if refused.reason == "too_large" else image_failure(refused)
+        )
+        return ParsedOutput(record, parsed.failure or failure)
+    return parsed

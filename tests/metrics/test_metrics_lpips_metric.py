@@ -102,3 +102,26 @@ def test_lpips_trunk_runs_in_channels_last(random_lpips_config, make_images):
     finally:
         hook.remove()
     assert seen and all(x.is_contiguous(memory_format=torch.channels_last) for x in seen)
+
+
+@pytest.mark.parametrize("backbone", ["alex", pytest.param("vgg", marks=pytest.mark.heavy)])
+def test_min_side_is_the_smallest_pair_the_trunk_takes(backbone):
+    """``MIN_SIDE`` is measured, not guessed: the trunk takes a pair of that side and raises one pixel below."""
+    from lmms_eval_unify.metrics.lpips_metric import MIN_SIDE
+
+    model = load_lpips(resolve_config("lpips", {"backbone": backbone, "weights": "random"})).model
+    side = MIN_SIDE[backbone]
+    with torch.no_grad():
+        model(torch.rand(1, 3, side, side), torch.rand(1, 3, side, side))
+        with pytest.raises(RuntimeError):
+            model(torch.rand(1, 3, side - 1, side + 40), torch.rand(1, 3, side - 1, side + 40))
+
+
+def test_a_pair_too_small_raises_a_typed_error_naming_it(random_lpips_config, make_images):
+    from lmms_eval_unify.metrics.lpips_metric import ImageTooSmallError, lpips_min_side
+
+    assert lpips_min_side(random_lpips_config) == 31
+    large, small = make_images(2, 64, 64), make_images(1, 64, 30)
+    with pytest.raises(ImageTooSmallError) as raised:
+        lpips_distance(large, [large[0], small[0]], config=random_lpips_config)  # the pair is resized to 64x30
+    assert raised.value.indices == [1] and "31x31" in str(raised.value)

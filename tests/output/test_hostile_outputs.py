@@ -92,7 +92,7 @@ def test_every_hostile_output_class_scores_zero_with_its_reason(tmp_path):
     replayed = tmp_path / "replayed"
     results_file = next(oracle.rglob("*_results.json"))
     done = _lmms_eval(replayed, env, "--model", "unify_replay", "--model_args",
-                      f"results_file={results_file},run_dir={oracle}")  # fmt: skip
+                      f"results_file={results_file}")  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
     scored = {s["doc_id"]: s for s in samples_of(replayed, TASK)}
     assert len(scored) == N_ITEMS

@@ -205,3 +205,41 @@ def test_no_record_can_point_outside_the_media_roots(media, tmp_path):
     assert upstream.load_images().reason == "unsafe_path"
     with_root = parse_output(UnifiedOutput("direct", images=["secret.png"], root=str(outside)).to_json())
     assert with_root.load_images().reason == "unsafe_path"
+
+
+def test_paths_that_cannot_be_resolved_are_unsafe_and_never_raise(media):
+    """A symlink loop made ``Path.resolve`` raise RuntimeError out of ``load_media`` (the task failed); names
+    too long, with NUL bytes or lone surrogates are refused the same way."""
+    (media / "loop_a.png").symlink_to(media / "loop_b.png")
+    (media / "loop_b.png").symlink_to(media / "loop_a.png")
+    for path in ("loop_a.png", "x" * 300 + ".png", "a\x00b.png", "\ud800.png", "d/" * 2100 + "x.png"):
+        result = load_media(str(media), [path])
+        assert result.reason == "unsafe_path" and result.detail, path[:20]
+
+
+@pytest.mark.parametrize("field", ["text", "steps"])
+def test_text_over_the_limit_is_refused_before_any_scorer_sees_it(field, monkeypatch):
+    """A 50 MB answer went whole into the CLIP tokenizer and judge prompts; now a text over ``text_chars``
+    fails its sample (``text_too_long``) and is dropped, whatever the output form."""
+    monkeypatch.setenv("LMMS_EVAL_UNIFY_LIMITS", '{"text_chars": 100}')
+    long = "w" * 101
+    value = long if field == "text" else [{"text": "ok"}, {"text": long, "image": "a.png"}]
+    record = json.dumps({"schema": SCHEMA, "protocol": "p", field: value})
+    upstream = json.dumps({"text": long, "images": []})
+    for raw in (record, upstream, long):  # our record, the upstream JSON form, plain text
+        parsed = parse_output(raw)
+        assert parsed.failure.reason == "text_too_long" and "text_chars" in parsed.failure.detail
+        assert len(parsed.text) + sum(len(s.text) for s in parsed.record.steps) == 0
+    assert parse_output(UnifiedOutput("direct", text="w" * 100).to_json()).failure is None
+
+
+def test_more_images_than_the_limit_are_refused_before_any_is_read(media, monkeypatch):
+    monkeypatch.setenv("LMMS_EVAL_UNIFY_LIMITS", '{"images_per_sample": 4}')
+    steps = [Step("s", "a.png")] * 3
+    for record in (
+        UnifiedOutput("image_only", images=["a.png"] * 5, root=str(media)),
+        UnifiedOutput("visual_cot_steps", images=["a.png"], steps=steps, video_frames=["a.png"], root=str(media)),
+    ):
+        assert parse_output(record.to_json()).failure.reason == "too_many_images"
+    assert load_media(str(media), ["a.png"] * 5).reason == "too_many_images"  # a.png does not even exist
+    assert parse_output(UnifiedOutput("image_only", images=["a.png"] * 4, root=str(media)).to_json()).failure is None

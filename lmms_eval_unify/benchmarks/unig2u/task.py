@@ -29,7 +29,7 @@ def resolve_files(files: str | list[str], data_dir: str | None) -> list[str]:
     resolved = []
     for url in paths:
         local = Path(data_dir) / "unig2u" / url.removeprefix(HUB_ROOT)
-        if not local.is_file():
+        if not os.path.lexists(local):
             raise LocalDataMissingError(
                 f"{DATA_DIR_ENV}={data_dir} is set but {local} does not exist; run "
                 f"`lmms-eval-unify data generate unig2u --out {data_dir}`, download the Hub dataset "
@@ -80,8 +80,11 @@ class UniG2UTask(UnifyTask):
         split = self.config.test_split
         urls = (dataset_kwargs or {})["data_files"][split]
         paths = resolve_files(urls, os.environ.get(DATA_DIR_ENV))
+        if os.environ.get(DATA_DIR_ENV):  # read through the gate: refused rows fail as data_error
+            paths = [self.checked_local_file(path) for path in paths]
         parts = [datasets.load_dataset("parquet", data_files={split: p}, split=split) for p in paths]
-        dataset = parts[0] if len(parts) == 1 else concatenate(parts, [Path(p).stem for p in paths])
+        sources = [Path(p).stem for p in resolve_files(urls, os.environ.get(DATA_DIR_ENV))]
+        dataset = parts[0] if len(parts) == 1 else concatenate(parts, sources)
         self.dataset = datasets.DatasetDict({split: dataset})
         if self.config.process_docs is not None:
             self.dataset[split] = self.config.process_docs(self.dataset[split])

@@ -1,6 +1,8 @@
 """data prepare mme_unify on a small fixture in the official release's schema, with missing files."""
 
 import json
+import os
+from pathlib import Path
 
 import datasets
 import pytest
@@ -135,6 +137,23 @@ def _release(tmp_path):
     return ann, media
 
 
+def _outside(media):
+    """A readable image outside the media root (``data prepare`` must not import it)."""
+    return media.parent / "outside" / _png(media.parent / "outside", "x.png")
+
+
+def _replace_media(media, relative, make):
+    (media / relative).unlink()
+    make(media / relative)
+
+
+def _edit_understanding(ann, key, value):
+    path = ann / "Understanding/Understanding_Unified.json"
+    items = json.loads(path.read_text())
+    items[0][key] = value
+    path.write_text(json.dumps(items))
+
+
 def test_prepare_validates_files_and_reports_oddities(tmp_path):
     ann, media = _release(tmp_path)
     out, lines = tmp_path / "out", []
@@ -158,6 +177,8 @@ def test_prepare_validates_files_and_reports_oddities(tmp_path):
     assert [r["subcategory"] for r in tie] == ["Mask guided image editing", "color"]
     assert tie[0]["mask_img"].getpixel((0, 0)) == (255, 255, 255) and tie[1]["mask_img"] is None
     assert prepare_main(["--annotations", str(ann), "--media", str(media), "--out", str(out)]) == 0
+    (video,) = datasets.load_dataset("parquet", data_files=str(out / "mme_unify/vpu/test.parquet"))["train"]["video"]
+    assert Path(video).is_relative_to(out.resolve() / "mme_unify" / "vpu" / "media") and Path(video).is_file()
 
 
 @pytest.mark.parametrize(
@@ -168,6 +189,12 @@ def test_prepare_validates_files_and_reports_oddities(tmp_path):
         lambda ann, media: (ann / "Uinfy_capability/Spot_Diff.json").write_text('{"not": "a list"}'),
         lambda ann, media: (ann / "Generation/Generation_Unified.json").write_text("[1, [2], null]"),
         lambda ann, media: (ann / "Uinfy_capability/Common_Sense_Question.json").write_text("{broken json"),
+        lambda ann, media: _replace_media(media, "Visual_CoT/s1.png", os.mkfifo),  # a FIFO hung data prepare
+        lambda ann, media: _replace_media(media, "Visual_CoT/s1.png", lambda p: p.symlink_to(_outside(media))),
+        lambda ann, media: _edit_understanding(ann, "image", [str(_outside(media))]),  # absolute: imported
+        lambda ann, media: _edit_understanding(ann, "image", ["../outside/x.png"]),  # escaping: imported
+        lambda ann, media: _edit_understanding(ann, "question", {"en": "q"}),  # a dict: stringified
+        lambda ann, media: _edit_understanding(ann, "choice", [["A. no"], "B. yes"]),
     ],
 )
 def test_a_malformed_release_is_listed_and_nothing_is_written(tmp_path, capsys, corrupt):

@@ -16,16 +16,17 @@ from __future__ import annotations
 
 import argparse
 import functools
-import json
 import re
 from collections import Counter
 from pathlib import Path
 
-from PIL import Image, UnidentifiedImageError
+from PIL import Image
 
+from lmms_eval_unify import gate
 from lmms_eval_unify.benchmarks.gapeval.offline.data import category_path, write_rows
 from lmms_eval_unify.benchmarks.gapeval.spec import CATEGORIES
-from lmms_eval_unify.benchmarks.release import Problems, report, write_all_or_nothing
+from lmms_eval_unify.benchmarks.release import Problems, Release, report, text_field, write_all_or_nothing
+from lmms_eval_unify.output.media_reader import DECODE_ERRORS
 
 CATEGORY_MAP = {
     "multi_hop": "world_knowledge",
@@ -47,53 +48,57 @@ def _norm(category: str) -> str:
     return re.sub(r"[\s\-/]+", "_", category.strip().lower())
 
 
-def _images(folder: Path) -> list[Image.Image]:
+def _images(release: Release, folder: Path) -> list[Image.Image]:
     files = sorted(p for p in folder.iterdir() if p.suffix.lower() in IMAGE_SUFFIXES) if folder.is_dir() else []
     images = []
     for path in files:
         try:
-            with Image.open(path) as handle:
-                images.append(handle.convert("RGB"))
-        except (UnidentifiedImageError, OSError) as exc:
+            images.append(release.image(path))
+        except (gate.Refused, *DECODE_ERRORS) as exc:
             raise ItemError(f"{path}: unreadable image ({exc})") from exc
     return images
 
 
-def read_item(folder: Path) -> dict:
-    """One question folder as a row of our schema (``ItemError`` naming what is wrong)."""
+def read_item(folder: Path, release: Release | None = None) -> dict:
+    """One question folder of ``release`` (default: the folder's parent) as a row of our schema (``ItemError``
+    naming what is wrong). Every file is read through the gate, never outside the release."""
+    release = release or Release(folder.parent)
     prompt_file = folder / "prompt.json"
-    if not prompt_file.is_file():
+    if not prompt_file.exists() and not prompt_file.is_symlink():
         raise ItemError(f"{folder}: no prompt.json")
     try:
-        raw = json.loads(prompt_file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise ItemError(f"{prompt_file}: not JSON ({exc})") from exc
+        raw = gate.read_json(prompt_file, "release_file", [release.root])
+    except gate.Refused as exc:
+        raise ItemError(f"{prompt_file}: {exc.detail} ({exc.reason})") from exc
     if isinstance(raw, list):
         if len(raw) != 1:
             raise ItemError(f"{prompt_file}: a list must hold exactly one object, got {len(raw)}")
         raw = raw[0]
     if not isinstance(raw, dict):
         raise ItemError(f"{prompt_file}: not a JSON object")
-    official = _norm(str(raw.get("category") or ""))
+    try:
+        official = _norm(text_field(raw, "category"))
+        reference = raw.get("reference")
+        lines = reference if isinstance(reference, list) else [reference]
+        row = {
+            "id": folder.name,
+            "subcategory": text_field(raw, "subcategory") or text_field(raw, "category"),
+            "und_prompt": text_field(raw, "und_prompt") or text_field(raw, "problem"),
+            "gen_prompt": text_field(raw, "gen_prompt"),
+            "reference": "\n".join(text_field({"reference": line}, "reference") for line in lines),
+        }
+    except gate.Refused as exc:
+        raise ItemError(f"{prompt_file}: {exc.subject} {exc.detail}") from exc
     if official not in CATEGORY_MAP:
         raise ItemError(f"{prompt_file}: unknown category {raw.get('category')!r}; known: {sorted(CATEGORY_MAP)}")
-    reference = raw.get("reference")
-    reference = "\n".join(str(line) for line in reference) if isinstance(reference, list) else reference
-    row = {
-        "id": folder.name,
-        "category": CATEGORY_MAP[official],
-        "subcategory": str(raw.get("subcategory") or raw["category"]),
-        "und_prompt": raw.get("und_prompt") or raw.get("problem"),
-        "gen_prompt": raw.get("gen_prompt"),
-        "reference": reference,
-    }
+    row["category"] = CATEGORY_MAP[official]
     missing = [key for key in ("und_prompt", "gen_prompt", "reference") if not str(row[key] or "").strip()]
     if missing:
         raise ItemError(f"{prompt_file}: empty or missing {', '.join(missing)}")
     image_dir = folder / "image" if (folder / "image").is_dir() else folder / "inage"
-    references = _images(folder / "ref")
+    references = _images(release, folder / "ref")
     row |= {
-        "images": _images(image_dir),
+        "images": _images(release, image_dir),
         "ref_image": references[0] if references else None,
         "gen_uses_image": official not in TEXT_TO_IMAGE,
     }
@@ -105,13 +110,14 @@ def read_item(folder: Path) -> dict:
 def prepare(root: Path, out: Path) -> tuple[list[Path], Counter, list[str]]:
     """(written folders, questions per category, problems); nothing is written when there are problems."""
     folders = sorted(p for p in root.iterdir() if p.is_dir() and p.name.startswith("data_")) if root.is_dir() else []
+    release = Release(root)
     if not folders:
         return [], Counter(), [f"{root}: no data_<id> folders"]
     rows, problems = [], Problems()
     for folder in folders:
         with problems.guard(folder.name):
             try:
-                rows.append(read_item(folder))
+                rows.append(read_item(folder, release))
             except ItemError as exc:
                 problems.append(str(exc))
     counts = Counter(row["category"] for row in rows)

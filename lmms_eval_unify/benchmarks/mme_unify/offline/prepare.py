@@ -2,9 +2,10 @@
 
 Annotations: the JSON files of the GitHub repository's ``Unify_Dataset/`` (found by file name anywhere under
 ``--annotations``). Media: the Hub dataset ``wulin222/MME-Unify`` (paths in the JSONs are relative to it).
-Known oddities handled and reported: ``.jfif`` files referenced as ``.jpg``; TVG items with ``data: {}``
-(kept, without reference video; the scorer skips them); malformed VCoT coordinates (kept as released);
-non-unique ids (rows keep their list index as ``index``).
+Videos are linked (or copied) into each subtask's ``media/`` folder, so every file a row names lies inside the
+data folder (task data loading refuses any other). Known oddities handled and reported: ``.jfif`` files
+referenced as ``.jpg``; TVG items with ``data: {}`` (kept, without reference video; the scorer skips them);
+malformed VCoT coordinates (kept as released); non-unique ids (rows keep their list index as ``index``).
 """
 
 from __future__ import annotations
@@ -12,12 +13,15 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import os
+import shutil
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
+from lmms_eval_unify import gate
 from lmms_eval_unify.benchmarks.fixtures import write_parquet
-from lmms_eval_unify.benchmarks.release import Problems, report, write_all_or_nothing
+from lmms_eval_unify.benchmarks.release import Problems, Release, report, text_field, text_list, write_all_or_nothing
 
 UNIFY_FILES = {
     "iee": "Unified_Explanation.json",
@@ -54,33 +58,36 @@ INPUTS = {"iee": ("image",), "csq": (), "al": ("image",), "sd": ("img_a", "img_b
 
 
 class MediaIndex:
-    """Resolves relative media paths under the media root and records what is missing or renamed."""
+    """Resolves relative media paths under the media root (through the gate: a path that is not a string, is
+    absolute or leaves the media root raises ``gate.Refused``) and records what is missing or renamed."""
 
     def __init__(self, root: Path) -> None:
-        self.root = root
+        self.release = Release(root)
         self.missing: list[str] = []
         self.renamed: Counter = Counter()
 
-    def resolve(self, relative: str) -> str | None:
-        path = self.root / relative
-        if path.is_file():
-            return str(path)
-        for alternative in (path.with_suffix(".jfif"), path.with_suffix(".jpg"), path.with_suffix(".png")):
-            if alternative.is_file():
-                self.renamed[f"{path.suffix}->{alternative.suffix}"] += 1
-                return str(alternative)
-        self.missing.append(relative)
+    def resolve(self, relative: object) -> str | None:
+        found = self.release.find(relative)
+        if found is not None:
+            return str(found)
+        suffix = Path(str(relative)).suffix
+        for alternative in (".jfif", ".jpg", ".png"):
+            found = self.release.find(str(Path(str(relative)).with_suffix(alternative)))
+            if found is not None:
+                self.renamed[f"{suffix}->{alternative}"] += 1
+                return str(found)
+        self.missing.append(str(relative))
         return None
 
 
 def _find(annotations: Path, name: str) -> Path:
-    found = sorted(annotations.rglob(name))
+    found = sorted(path for path in annotations.rglob(name) if not path.is_dir())
     if not found:
         raise FileNotFoundError(f"{name} not found under {annotations} (expected the release's Unify_Dataset/)")
     return found[0]
 
 
-def _all_resolved(media: MediaIndex, paths: list[str]) -> list[str] | None:
+def _all_resolved(media: MediaIndex, paths: list[object]) -> list[str] | None:
     resolved = [media.resolve(p) for p in paths]
     return None if any(r is None for r in resolved) else resolved
 
@@ -89,28 +96,29 @@ def understanding_rows(items: list[dict], media: MediaIndex, problems: Problems)
     out: dict[str, list[dict]] = {k: [] for k in UNDERSTANDING_FOLDERS.values()}
     for index, item in enumerate(items):
         with problems.guard(f"Understanding_Unified.json item {index}"):
-            subtask = UNDERSTANDING_FOLDERS.get(Path(item["image"][0]).parts[0])
+            images = text_list(item, "image")
+            subtask = UNDERSTANDING_FOLDERS.get(Path(images[0]).parts[0]) if images else None
             if subtask is None:
-                raise ValueError(f"understanding item {index}: unknown media folder of {item['image'][0]!r}")
-            paths = _all_resolved(media, list(item["image"]))
+                raise ValueError(f"understanding item {index}: unknown media folder of {images[:1]!r}")
+            paths = _all_resolved(media, list(images))
             if paths is None:
                 continue
             row = {
                 "index": index,
                 "question_id": int(item["question_id"]),
-                "question": item["question"],
-                "choice": list(item["choice"]),
-                "answer": item["answer"],
-                "category": item.get("category", ""),
-                "subcategory": item.get("subcategory", ""),
-                "source": item.get("source", ""),
+                "question": text_field(item, "question"),
+                "choice": text_list(item, "choice"),
+                "answer": text_field(item, "answer"),
+                "category": text_field(item, "category"),
+                "subcategory": text_field(item, "subcategory"),
+                "source": text_field(item, "source"),
             }
             if subtask == "vpu":
                 row["video"] = paths[0]
             else:
                 row["image"] = paths
             if subtask == "mitiu":
-                row["data_type"], row["level"] = item.get("data_type", ""), item.get("level", "")
+                row["data_type"], row["level"] = text_field(item, "data_type"), text_field(item, "level")
             out[subtask].append(row)
     return out
 
@@ -120,15 +128,17 @@ def generation_rows(items: list[dict], media: MediaIndex, problems: Problems) ->
     no_reference = 0
     for index, item in enumerate(items):
         with problems.guard(f"Generation_Unified.json item {index}"):
-            subtask = GENERATION_CATEGORIES[item["category"]]
+            subtask = GENERATION_CATEGORIES[text_field(item, "category")]
             data = item.get("data") or {}
+            if not isinstance(data, dict):
+                raise gate.Refused("malformed", "data", f"must be an object, got {type(data).__name__}")
             row = {
                 "index": index,
                 "id": int(item.get("id", index)),
                 "category": item["category"],
-                "source": item.get("source", ""),
-                "subcategory": item.get("subcategory", ""),
-                "Text_Prompt": item.get("Text_Prompt", ""),
+                "source": text_field(item, "source"),
+                "subcategory": text_field(item, "subcategory"),
+                "Text_Prompt": text_field(item, "Text_Prompt"),
             }
             if subtask == "tie":  # the mask of the 200 mask-guided edits (None for the other 400)
                 row["mask_img"] = media.resolve(data["mask_img"]) if data.get("mask_img") else None
@@ -159,19 +169,21 @@ def unify_rows(subtask: str, items: list[dict], media: MediaIndex, problems: Pro
     for index, item in enumerate(items):
         with problems.guard(f"{UNIFY_FILES[subtask]} item {index}"):
             data = item["data"]
+            if not isinstance(data, dict):
+                raise gate.Refused("malformed", "data", f"must be an object, got {type(data).__name__}")
             if subtask == "vcot":
                 steps = sorted((k for k in data if k.startswith("Step_")), key=lambda k: int(k.split("_")[1]))
                 paths = _all_resolved(media, [data[k] for k in steps])
                 if paths is None:
                     continue
-                size = int(str(item.get("subcategory", "data_3x3")).rsplit("_", 1)[-1].split("x")[0])
+                size = int(text_field(item, "subcategory", "data_3x3").rsplit("_", 1)[-1].split("x")[0])
                 rows.append(
                     {
                         "index": index,
                         "id": int(item.get("id", index)),
-                        "subcategory": item.get("subcategory", ""),
+                        "subcategory": text_field(item, "subcategory"),
                         "grid_size": size,
-                        "actions": list(data["Action"]),
+                        "actions": text_list(data, "Action"),
                         "coordinates": [json.dumps(c) for c in data["Coordinate"]],
                         "step_images": paths,
                         # the release has no separate initial map; Step_0 is shown (inferred, see the fidelity note)
@@ -187,9 +199,9 @@ def unify_rows(subtask: str, items: list[dict], media: MediaIndex, problems: Pro
                 {
                     "index": index,
                     "id": int(item.get("question_id", item.get("id", index))),
-                    "question": item.get("question", "How many differences are there between img_a and img_b?"),
-                    "choice": list(item["choice"]),
-                    "answer": item["answer"],
+                    "question": text_field(item, "question", "How many differences are there between img_a and img_b?"),
+                    "choice": text_list(item, "choice"),
+                    "answer": text_field(item, "answer"),
                     "inputs": inputs,
                     "candidates": candidates,
                 }
@@ -215,14 +227,11 @@ IMAGES: dict[str, tuple[str, ...]] = {
 }
 
 
-def _as_images(rows: list[dict], keys: tuple[str, ...], lists: tuple[str, ...]) -> list[dict]:
+def _as_images(rows: list[dict], keys: tuple[str, ...], lists: tuple[str, ...], media: Release) -> list[dict]:
     from PIL import Image
 
     def load(path: str | None) -> Image.Image | None:
-        if path is None:
-            return None
-        with Image.open(path) as handle:
-            return handle.convert("RGB")
+        return None if path is None else media.image(path)
 
     for row in rows:
         row.update({k: load(row[k]) for k in keys})
@@ -237,13 +246,32 @@ def _image_columns(subtask: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return keys, lists
 
 
-def _write_subtask(subtask: str, rows: list[dict], folder: Path) -> None:
+def _write_subtask(subtask: str, rows: list[dict], media: Release, final: Path, folder: Path) -> None:
+    """Write the subtask's table into ``folder`` (staged; it becomes ``final``): images embedded, videos linked
+    (or copied) into its ``media/`` so every file a row names lies inside the data folder."""
     keys, lists = _image_columns(subtask)
-    write_parquet(_as_images(rows, keys, lists), folder / "test.parquet", images=keys, image_lists=lists)
+    for row in rows:
+        if row.get("video"):
+            name = f"{row['index']:05d}_{Path(row['video']).name}"
+            (folder / "media").mkdir(exist_ok=True)
+            _link_or_copy(Path(row["video"]), folder / "media" / name)
+            row["video"] = str(final / "media" / name)
+    write_parquet(_as_images(rows, keys, lists, media), folder / "test.parquet", images=keys, image_lists=lists)
 
 
-def _load_json(annotations: Path, name: str) -> object:
-    return json.loads(_find(annotations, name).read_text(encoding="utf-8"))
+def _link_or_copy(source: Path, target: Path) -> None:
+    """A hard link of ``source`` at ``target``, or a copy across file systems."""
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copyfile(source, target)
+
+
+def _load_json(annotations: Path, name: str) -> list[dict]:
+    items = Release(annotations).json(_find(annotations, name).relative_to(annotations))
+    if not isinstance(items, list) or not all(isinstance(item, dict) for item in items):
+        raise gate.Refused("malformed", name, "must be a JSON list of objects")
+    return items
 
 
 def prepare(annotations: str | Path, media_root: str | Path, out_dir: str | Path, log: Callable = print) -> list[str]:
@@ -267,7 +295,7 @@ def prepare(annotations: str | Path, media_root: str | Path, out_dir: str | Path
         for row in rows:
             paths = [row[k] for k in keys if row.get(k)] + [p for k in lists for p in row.get(k, [])]
             for path in paths:
-                problems.check_image(path, f"{subtask} item {row['index']}")
+                problems.check_image(media.release, path, f"{subtask} item {row['index']}")
     for subtask, rows in tables.items():
         log(f"{subtask}: {len(rows)} items")
     log(f"TVG items without reference video (skipped when scoring): {no_reference}")
@@ -275,8 +303,13 @@ def prepare(annotations: str | Path, media_root: str | Path, out_dir: str | Path
     for change, count in media.renamed.items():
         log(f"media found under another extension ({change}): {count}")
     if not problems:
-        writers = {s: functools.partial(_write_subtask, s, rows) for s, rows in tables.items() if rows}
-        for path in write_all_or_nothing(Path(out_dir) / "mme_unify", writers):
+        target = Path(out_dir).resolve() / "mme_unify"
+        writers = {
+            s: functools.partial(_write_subtask, s, rows, media.release, target / s)
+            for s, rows in tables.items()
+            if rows
+        }
+        for path in write_all_or_nothing(target, writers):
             log(f"wrote {path}")
     return problems
 

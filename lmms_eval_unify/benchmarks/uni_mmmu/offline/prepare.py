@@ -17,11 +17,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from PIL import Image, UnidentifiedImageError
+from PIL import Image
 
-from lmms_eval_unify.benchmarks.release import Problems, report, write_all_or_nothing
+from lmms_eval_unify import gate
+from lmms_eval_unify.benchmarks.release import Problems, Release, report, text_field, write_all_or_nothing
 from lmms_eval_unify.benchmarks.uni_mmmu.offline.data import write_rows
 from lmms_eval_unify.benchmarks.uni_mmmu.svg import UnsafeSVGError, render_svg
+from lmms_eval_unify.output.media_reader import DECODE_ERRORS
 from lmms_eval_unify.puzzles.domain import Grid
 from lmms_eval_unify.puzzles.sliding import SlidingDomain
 
@@ -35,28 +37,40 @@ FLIPPED = {"up": "down", "down": "up", "left": "right", "right": "left"}
 
 
 def _image(
-    root: Path, relative: str, problems: list[str], item_id: str, folder: Path | None = None
+    root: Path, relative: object, problems: list[str], item_id: str, folder: Path | None = None
 ) -> Image.Image | None:
-    """The image at ``relative`` (to the data root or to ``folder`` under it, default the jigsaw folder)."""
-    candidates = [root / relative, root / (folder or JIGSAW_METADATA.parent) / relative]
-    for path in candidates:
-        if path.is_file():
-            try:
-                with Image.open(path) as handle:
-                    return handle.convert("RGB")
-            except (UnidentifiedImageError, OSError) as exc:
-                problems.append(f"{item_id}: unreadable {relative}: {exc}")
-                return None
-    problems.append(f"{item_id}: missing {relative}")
-    return None
+    """The image at ``relative`` (to the data root or to ``folder`` under it, default the jigsaw folder), read
+    through the gate (never outside the root, regular files only); a listed ``Path`` of the root is read as is."""
+    release = Release(root)
+    try:
+        path = relative if isinstance(relative, Path) else release.find(relative, folder or JIGSAW_METADATA.parent)
+        if path is None:
+            problems.append(f"{item_id}: missing {relative}")
+            return None
+        return release.image(path)
+    except (gate.Refused, *DECODE_ERRORS) as exc:
+        problems.append(f"{item_id}: unreadable {relative}: {exc}")
+        return None
+
+
+def _json(root: Path, relative: Path | str) -> Any:
+    """A JSON file of the release, read through the gate."""
+    return Release(root).json(relative)
+
+
+def _object(value: object, what: str) -> dict:
+    """``value`` if it is a JSON object, else ``gate.Refused`` naming ``what``."""
+    if not isinstance(value, dict):
+        raise gate.Refused("malformed", what, f"must be an object, got {type(value).__name__}")
+    return value
 
 
 def jigsaw_rows(root: Path, problems: list[str]) -> list[dict[str, Any]]:
     """Rows of the jigsaw dataset from the official metadata; problems are appended to ``problems``."""
-    items = json.loads((root / JIGSAW_METADATA).read_text())["items"]
+    items = _object(_json(root, JIGSAW_METADATA), str(JIGSAW_METADATA))["items"]
     rows = []
     for item in items:
-        item_id = str(item.get("id"))
+        item_id = text_field(_object(item, "a jigsaw item"), "id", "None")
         if item.get("label") not in (0, 1) or len(item.get("candidate_paths", [])) != 2:
             problems.append(f"{item_id}: label must be 0/1 and there must be two candidates")
             continue
@@ -75,7 +89,7 @@ def jigsaw_rows(root: Path, problems: list[str]) -> list[dict[str, Any]]:
 
 
 def _texts(item: dict, keys: tuple[str, ...], problems: list[str], item_id: str) -> bool:
-    missing = [key for key in keys if not str(item.get(key) or "").strip()]
+    missing = [key for key in keys if not text_field(item, key).strip()]
     if missing:
         problems.append(f"{item_id}: empty {', '.join(missing)}")
     return not missing
@@ -88,32 +102,40 @@ def _sanitised(name: str) -> str:
 
 def geometry_rows(root: Path, problems: list[str]) -> list[dict[str, Any]]:
     """Rows of the geometry dataset (``{big_key: {small_key: item}}``; images relative to ``math_data/``)."""
-    data = json.loads((root / GEOMETRY_JSON).read_text(encoding="utf-8"))
+    data = _object(_json(root, GEOMETRY_JSON), str(GEOMETRY_JSON))
     rows = []
     for big_key, group in data.items():
-        for small_key, item in group.items():
+        for small_key, item in _object(group, big_key).items():
             item_id = f"{_sanitised(big_key)}__{_sanitised(small_key)}"
+            item = _object(item, item_id)
             texts = {
-                "problem_text_en": item.get("problem_text_en") or item.get("problem_text") or "",
-                "auxiliary_text_en": item.get("auxiliary_text_en") or "",
-                "solution_en": item.get("solution_en") or item.get("solution") or "",
+                "problem_text_en": text_field(item, "problem_text_en") or text_field(item, "problem_text"),
+                "auxiliary_text_en": text_field(item, "auxiliary_text_en"),
+                "solution_en": text_field(item, "solution_en") or text_field(item, "solution"),
             }
             ok = _texts(texts, tuple(texts), problems, item_id)
-            images = {key: _image(root, str(item.get(key) or ""), problems, item_id, GEOMETRY_JSON.parent)
+            images = {key: _image(root, text_field(item, key), problems, item_id, GEOMETRY_JSON.parent)
                       for key in ("original_image", "auxiliary_image")}  # fmt: skip
             if not ok or any(image is None for image in images.values()):
                 continue
             choices = item.get("choices_en") or []
-            rows.append({"id": item_id, "type": str(item.get("type") or ""), **texts,
-                         "choices_en": [str(c) for c in choices] if isinstance(choices, list) else [str(choices)],
+            listed = choices if isinstance(choices, list) else [choices]
+            rows.append({"id": item_id, "type": text_field(item, "type"), **texts,
+                         "choices_en": [text_field({"choice": c}, "choice") for c in listed],
                          **images})  # fmt: skip
     return rows
 
 
 def science_rows(root: Path, problems: list[str]) -> list[dict[str, Any]]:
     """Rows of the science dataset, in the official order (``case_NN`` = row NN, 1-based)."""
-    blocks = json.loads((root / SCIENCE_JSON).read_text(encoding="utf-8"))
-    samples = [(block, sample) for block in blocks for sample in block.get("samples", [])]
+    blocks = _json(root, SCIENCE_JSON)
+    if not isinstance(blocks, list):
+        raise gate.Refused("malformed", SCIENCE_JSON, "must be a JSON list of blocks")
+    samples = [
+        (block, _object(sample, "a science sample"))
+        for block in map(_object, blocks, ["a science block"] * len(blocks))
+        for sample in block.get("samples", [])
+    ]
     rows = []
     for index, (block, sample) in enumerate(samples, 1):
         item_id = f"case_{index:02d}"
@@ -122,39 +144,41 @@ def science_rows(root: Path, problems: list[str]) -> list[dict[str, Any]]:
         if not paths:
             problems.append(f"{item_id}: no input image")
             continue
-        image = _image(root, str(paths[0]), problems, item_id, SCIENCE_JSON.parent)
+        image = _image(root, paths[0] if isinstance(paths, list) else paths, problems, item_id, SCIENCE_JSON.parent)
         if not ok or image is None:
             continue
-        rows.append({"id": item_id, "level_1_category": str(block.get("level_1_category") or ""),
-                     "level_2_category": str(block.get("level_2_category") or ""),
-                     "input_prompt": sample["input_prompt"].strip(), "output_prompt": sample["output_prompt"].strip(),
-                     "initial_image": image})  # fmt: skip
+        rows.append({"id": item_id, "level_1_category": text_field(block, "level_1_category"),
+                     "level_2_category": text_field(block, "level_2_category"),
+                     "input_prompt": text_field(sample, "input_prompt").strip(),
+                     "output_prompt": text_field(sample, "output_prompt").strip(), "initial_image": image})  # fmt: skip
     return rows
 
 
 def code_rows(root: Path, problems: list[str]) -> list[dict[str, Any]]:
     """Rows of the code dataset; the reference is the shipped PNG, else the SVG rasterised (as official)."""
-    folder = root / SVG_METADATA.parent
-    samples = json.loads((root / SVG_METADATA).read_text(encoding="utf-8")).get("samples", [])
+    release = Release(root)
+    samples = _object(_json(root, SVG_METADATA), str(SVG_METADATA)).get("samples", [])
     rows = []
     for index, sample in enumerate(samples, 1):
-        item_id = str(sample.get("id") or f"noid_{index:02d}")
-        svg_path = folder / str(sample.get("svg") or "")
-        if not sample.get("svg") or not svg_path.is_file():
+        sample = _object(sample, f"svg sample {index}")
+        item_id = text_field(sample, "id") or f"noid_{index:02d}"
+        svg = text_field(sample, "svg")
+        svg_path = release.find(f"{SVG_METADATA.parent}/{svg}") if svg else None
+        if svg_path is None:
             problems.append(f"{item_id}: missing svg {sample.get('svg')}")
             continue
-        program = svg_path.read_text(encoding="utf-8")
+        program = release.text(svg_path)
         try:
             rendered = render_svg(program)
         except (UnsafeSVGError, ValueError, OSError) as exc:  # cairosvg raises ValueError/XML errors
             problems.append(f"{item_id}: SVG does not render safely: {exc}")
             continue
         reference = (
-            _image(root, str(sample["png"]), problems, item_id, SVG_METADATA.parent) if sample.get("png") else rendered
+            _image(root, sample["png"], problems, item_id, SVG_METADATA.parent) if sample.get("png") else rendered
         )
         if reference is None:
             continue
-        rows.append({"id": item_id, "difficulty": str(sample.get("difficulty") or ""), "svg": program,
+        rows.append({"id": item_id, "difficulty": text_field(sample, "difficulty"), "svg": program,
                      "gt_image": reference})  # fmt: skip
     return rows
 
@@ -195,33 +219,40 @@ def sliding_step_disagreement(
 
 
 def _sliding_folder(root: Path, item: dict) -> Path | None:
-    """The item's step folder: ``steps_dir`` (or the folder of ``init_png``), under the root or data/sliding."""
-    named = item.get("steps_dir") or item.get("step_dir") or item.get("steps_path")
+    """The item's step folder: ``steps_dir`` (or the folder of ``init_png``), under the root or data/sliding
+    (``gate.Refused`` when the named folder is not a string, is absolute or leaves the root)."""
+    named = text_field(item, "steps_dir") or text_field(item, "step_dir") or text_field(item, "steps_path")
     if named:
-        candidates = [root / named, root / SLIDING_SUMMARY.parent / named]
+        candidates = [named, f"{SLIDING_SUMMARY.parent}/{named}"]
     else:
-        initial = item.get("initial_png") or item.get("init_png") or item.get("init") or ""
-        candidates = [(root / initial).parent, (root / SLIDING_SUMMARY.parent / initial).parent] if initial else []
-    return next((path for path in candidates if path.is_dir()), None)
+        initial = text_field(item, "initial_png") or text_field(item, "init_png") or text_field(item, "init")
+        candidates = [str(Path(initial).parent), str(SLIDING_SUMMARY.parent / Path(initial).parent)] if initial else []
+    return next((path for path in (gate.join(root, c) for c in candidates) if path.is_dir()), None)
 
 
 def sliding_rows(root: Path, problems: list[str], log: Callable[[str], None] = print) -> list[dict[str, Any]]:
     """Rows of the sliding dataset with the step images the released scorer parses for its references
     (every ``*.png`` of the step folder but ``*0000*``); move names that the step images contradict and
     move names that are not lower case (the released scorer compares them as stored) are logged."""
-    items = json.loads((root / SLIDING_SUMMARY).read_text(encoding="utf-8")).get("items", [])
+    release = Release(root)
+    items = _object(_json(root, SLIDING_SUMMARY), str(SLIDING_SUMMARY)).get("items", [])
     rows, warnings = [], []
     for index, item in enumerate(items, 1):
-        folder = _sliding_folder(root, item)
+        try:
+            folder = _sliding_folder(root, _object(item, f"sliding item {index}"))
+        except gate.Refused as refused:
+            problems.append(f"sliding item {index}: {refused}")
+            continue
         if folder is None:
             problems.append(f"sliding item {index}: no step folder {item.get('steps_dir') or item.get('init_png')}")
             continue
         item_id = folder.name
         match = re.match(r"^(.*?_3x3)_(\d{5})_steps$", item_id)
-        named_json = item.get("steps_words_json")
+        named_json = text_field(item, "steps_words_json")
         derived = f"{match.group(1)}_steps_words_{match.group(2)}.json" if match else None
-        json_paths = [root / named_json, root / SLIDING_SUMMARY.parent / named_json] if named_json else []
-        json_path = next((p for p in [*json_paths, folder.parent / str(derived)] if p.is_file()), None)
+        json_path = release.find(named_json, SLIDING_SUMMARY.parent) if named_json else None
+        if json_path is None and derived:
+            json_path = release.find(str((folder.parent / derived).relative_to(release.root.resolve())))
         frames = sorted(folder.glob("*.png"))
         initials = [frame for frame in frames if "0000" in frame.name]
         if json_path is None or len(initials) != 1:
@@ -229,11 +260,11 @@ def sliding_rows(root: Path, problems: list[str], log: Callable[[str], None] = p
                 f"{item_id}: need one *0000*.png and the steps_words json (found {len(initials)}, {json_path})"
             )
             continue
-        moves = json.loads(json_path.read_text(encoding="utf-8")).get("steps_words")
+        moves = _object(release.json(json_path), json_path.name).get("steps_words")
         if not isinstance(moves, list) or not moves:
             problems.append(f"{item_id}: {json_path.name} has no steps_words list")
             continue
-        images = {frame: _image(root, str(frame), problems, item_id) for frame in frames}
+        images = {frame: _image(root, frame, problems, item_id) for frame in frames}
         if any(image is None for image in images.values()):
             continue
         steps = [images[frame] for frame in frames if "0000" not in frame.name]

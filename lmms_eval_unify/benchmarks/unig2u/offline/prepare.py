@@ -10,7 +10,7 @@ from pathlib import Path
 
 import datasets
 
-from lmms_eval_unify.benchmarks.release import Problems, report, write_all_or_nothing
+from lmms_eval_unify.benchmarks.release import Problems, Release, report, write_all_or_nothing
 
 
 def prepare(snapshot: str | Path, out_dir: str | Path) -> tuple[list[Path], list[str]]:
@@ -21,15 +21,18 @@ def prepare(snapshot: str | Path, out_dir: str | Path) -> tuple[list[Path], list
     from lmms_eval_unify.benchmarks.unig2u.spec import SUBTASKS
 
     snapshot, root = Path(snapshot), Path(out_dir) / "unig2u"
+    release = Release(snapshot)
     problems = Problems()
     files: set[str] = set()
     for subtask in SUBTASKS.values():
         rows = 0
         with problems.guard(subtask.name):
             for relative in subtask.files:
-                source = snapshot / relative
-                if not source.is_file():
-                    raise FileNotFoundError(f"{source} is missing: download kkv233/unig2u_dataset into {snapshot}")
+                source = release.find(relative)  # a regular file inside the snapshot, else gate.Refused
+                if source is None:
+                    raise FileNotFoundError(
+                        f"{snapshot / relative} is missing: download kkv233/unig2u_dataset into {snapshot}"
+                    )
                 table = datasets.Dataset.from_parquet(str(source))
                 rows += sum(t == subtask.doc_type for t in table["type"]) if subtask.doc_type else table.num_rows
                 files.add(relative)

@@ -1,0 +1,111 @@
+"""Samples are never silently lost: a plain lmms-eval model (not a ``UnifiedModel``) whose answers hold lone
+surrogates still gets its samples file written; when lmms-eval's writer fails anyway, the run exits non-zero
+naming the task and the file."""
+
+from __future__ import annotations
+
+import datetime
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from cli_runs import BIN, offline_env
+
+from lmms_eval_unify.integration.run_hooks import make_samples_encodable
+from lmms_eval_unify.puzzles.dataset import write_puzzles
+
+PLUGIN = "surrogate_model"
+MODEL_CODE = """
+from lmms_eval.api.model import lmms
+
+
+class SurrogateModel(lmms):
+    is_simple = True
+
+    def __init__(self, **kwargs):
+        super().__init__()
+
+    def generate_until(self, requests):
+        return ["lone \\udc80 surrogates \\ud800 and a split pair \\ud83d\\ude00" for _ in requests]
+
+    def generate_visual_cot(self, requests):
+        return self.generate_until(requests)
+
+    def loglikelihood(self, requests):
+        raise NotImplementedError
+
+    def generate_until_multi_round(self, requests):
+        raise NotImplementedError
+
+
+def manifests():
+    from lmms_eval.models.registry_v2 import ModelManifest
+
+    return [ModelManifest(model_id="surrogate_model", simple_class_path="surrogate_model.SurrogateModel")]
+"""
+
+
+def test_every_string_of_the_samples_becomes_encodable_in_place() -> None:
+    samples = {"t": [{"resps": [["a\ud800b"]], "doc": {"k\udfff": ("x\ud83d", 3)}, "n": 1.5, "ok": "fine"}]}
+    row = samples["t"][0]
+    assert make_samples_encodable(samples) is samples and samples["t"][0] is row
+    json.dumps(samples, ensure_ascii=False).encode("utf-8")
+    assert row["ok"] == "fine" and row["n"] == 1.5 and row["resps"][0][0].startswith("a\ufffd")
+    (key,) = row["doc"]
+    assert key.startswith("k\ufffd") and row["doc"][key][1] == 3
+
+
+def write_plugin(root: Path) -> Path:
+    """A plain lmms-eval model plugin: module plus a dist-info with its ``lmms_eval.models`` entry point."""
+    root.mkdir()
+    (root / f"{PLUGIN}.py").write_text(MODEL_CODE)
+    dist_info = root / f"{PLUGIN}-0.1.dist-info"
+    dist_info.mkdir()
+    (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {PLUGIN}\nVersion: 0.1\n")
+    (dist_info / "entry_points.txt").write_text(f"[lmms_eval.models]\nsurrogate = {PLUGIN}:manifests\n")
+    return root
+
+
+@pytest.fixture(scope="module")
+def plugin_env(tmp_path_factory) -> dict[str, str]:
+    root = tmp_path_factory.mktemp("samples_never_lost")
+    write_puzzles(root / "data" / "uni_mmmu", 3, 2, seed=1)
+    return {**offline_env(root / "data"), "PYTHONPATH": str(write_plugin(root / "plugin"))}
+
+
+def run(out: Path, env: dict[str, str], *extra: str) -> subprocess.CompletedProcess:
+    command = [str(BIN / "lmms-eval"), "--model", PLUGIN, "--tasks", "uni_mmmu_maze,uni_mmmu_sliding",
+               "--output_path", str(out), "--log_samples", *extra]  # fmt: skip
+    return subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.slow
+def test_lone_surrogates_of_a_plain_model_are_written_to_the_samples_file(plugin_env, tmp_path):
+    done = run(tmp_path / "out", plugin_env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    for task, n in (("uni_mmmu_maze", 3), ("uni_mmmu_sliding", 2)):
+        (path,) = (tmp_path / "out").rglob(f"*_samples_{task}.jsonl")
+        rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+        assert len(rows) == n
+        assert all(row["filtered_resps"].startswith("lone \ufffd") for row in rows)
+    assert "could not save sample results" not in done.stderr.lower()
+
+
+@pytest.mark.slow
+def test_a_samples_file_the_writer_cannot_write_makes_the_run_exit_nonzero_naming_the_task(plugin_env, tmp_path):
+    """A folder stands where the maze samples file goes (for every second the run may start in): lmms-eval's
+    writer logs a warning and goes on; the run must fail, naming the task and the file."""
+    out = tmp_path / "out"
+    now = datetime.datetime.now(datetime.UTC)
+    for second in range(600):
+        stamp = (now + datetime.timedelta(seconds=second)).strftime("%Y%m%d_%H%M%S")
+        (out / f"{stamp}_samples_uni_mmmu_maze.jsonl").mkdir(parents=True)
+    done = run(out, plugin_env, "--timezone", "UTC")
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert next(out.rglob("*_results.json")).is_file()
+    (sliding,) = out.rglob("*_samples_uni_mmmu_sliding.jsonl")
+    assert len(sliding.read_text().splitlines()) == 2
+    summary = done.stderr.strip().splitlines()[-1]
+    assert "1 task(s) scored, 1 failed (uni_mmmu_maze: samples file" in summary, summary
+    assert "_samples_uni_mmmu_maze.jsonl holds 0 of its 3 samples" in done.stderr
