@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import time
 from pathlib import Path
 
 from lmms_eval_unify.benchmarks import BENCHMARKS, DEMO_BENCHMARK, part
@@ -19,6 +20,10 @@ DELEGATED = {
     "check-adapter": (
         "lmms_eval_unify.generation.check_adapter",
         "smoke-test an adapter: one sample of each protocol it claims",
+    ),
+    "judge": (
+        "lmms_eval_unify.judges.reference",
+        "`judge serve`: the reference judges on loopback, for offline trials",
     ),
     "doctor": (
         "lmms_eval_unify.integration.doctor",
@@ -53,10 +58,25 @@ def _benchmark_data(name: str):
 
 
 def _cmd_data_generate(args: argparse.Namespace) -> int:
-    for name in args.benchmarks or [DEMO_BENCHMARK]:
-        for path in _benchmark_data(name).generate(args.out, args.n, args.seed):
-            print(path)
-    print(f"use it with: export LMMS_EVAL_UNIFY_DATA_DIR={Path(args.out).resolve()}")
+    """One line per benchmark: a progress bar while it is written (when stderr is a terminal), then a summary."""
+    import datasets
+    from tqdm import tqdm
+
+    out = Path(args.out).resolve()
+    modules = {name: _benchmark_data(name) for name in args.benchmarks or [DEMO_BENCHMARK]}
+    library_bars = not datasets.are_progress_bars_disabled()
+    datasets.disable_progress_bars()  # one bar per parquet file otherwise
+    try:
+        for name, module in modules.items():
+            started = time.perf_counter()
+            with tqdm(desc=name, unit=" files", leave=False, disable=None) as bar:
+                paths = module.generate(out, args.n, args.seed, on_file=lambda path: bar.update())
+            seconds = time.perf_counter() - started
+            print(f"{name}: {len(paths)} files, {args.n} items per subtask, in {out / name} ({seconds:.1f} s)")
+    finally:
+        if library_bars:
+            datasets.enable_progress_bars()
+    print(f"use it with: export LMMS_EVAL_UNIFY_DATA_DIR={out}")
     return 0
 
 
@@ -96,7 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     generate = data.add_parser("generate", help="write offline sets in the local-data layout")
     generate.add_argument("benchmarks", nargs="*", help=f"any of {', '.join(BENCHMARKS)} (default {DEMO_BENCHMARK})")
     generate.add_argument("--out", required=True, help="data folder (then set LMMS_EVAL_UNIFY_DATA_DIR to it)")
-    generate.add_argument("--n", type=int, default=100, help="items per subtask")
+    generate.add_argument("--n", type=_positive_int, default=100, help="items per subtask (default %(default)s)")
     generate.add_argument("--seed", type=int, default=0)
     data.add_parser("prepare", help="convert a benchmark's published data (see --help of each)", add_help=False)
     demo = commands.add_parser("demo", help="offline end-to-end run: generated data, real lmms-eval, baselines")

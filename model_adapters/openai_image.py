@@ -1,24 +1,49 @@
 """Any OpenAI-compatible endpoint: chat completions for understanding, the Images API for drawing.
 
 Understanding sends one user message with the images as ``data:image/png;base64`` URLs followed by the
-prompt. Generation calls ``POST /images/generations`` (JSON) without input images and
-``POST /images/edits`` (multipart: field ``image`` for one file, ``image[]`` for several) with them, and
-reads ``data[0].b64_json`` (GPT image models always return it; a ``url`` is downloaded instead). Transient
-errors (429, 5xx, timeouts) are retried by the OpenAI client with exponential backoff honouring
-``Retry-After``; what still fails is recorded for that sample by the base class.
+prompt. Generation calls ``POST /images/generations`` (JSON) without input images and ``POST /images/edits``
+(multipart: field ``image`` for one file, ``image[]`` for several) with them, asking ``n`` images of ``size``;
+with ``send_seed`` the sample's seed goes in the request's ``seed`` field (vLLM-Omni reads it there, in the JSON
+body and as a form field; OpenAI's own API refuses it). A reply's images are ``b64_json`` or a ``url``, which is
+downloaded without the API key.
+
+Every request (chat, images, downloads) goes through the judge client's own ``HttpEndpoint``
+(``lmms_eval_unify.judges.http``), so it follows the same rules: it must
+complete within ``timeout`` seconds as a whole (a server dripping bytes cannot outlive it); a redirect fails at
+once, naming its target; HTTP 408/409/429/5xx, deadlines, connection errors and malformed 200 replies are
+retried up to ``max_retries`` times with jittered exponential backoff, a ``Retry-After`` setting the least wait;
+a reply body over the gate's limit (``record`` for chat, ``image`` for images) and an image over its pixel limit
+fail at once. Errors carry the judge client's reasons, with the API key redacted; what still fails is recorded
+for that sample by the base class.
 """
 
 from __future__ import annotations
 
 import base64
+import binascii
 import io
 import os
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
+from loguru import logger
 from PIL import Image
 
-from lmms_eval_unify.generation.adapter import UNDERSTAND_AND_GENERATE, ModelSettings, UnifiedModel, run_only
+from lmms_eval_unify.generation.adapter import (
+    UNDERSTAND_AND_GENERATE,
+    HttpEndpoint,
+    Missing,
+    ModelSettings,
+    RetryPolicy,
+    UnifiedModel,
+    check_image_bytes,
+    missing_env,
+    reply_content,
+    run_only,
+)
+
+OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 
 def png_bytes(image: Image.Image) -> bytes:
@@ -35,96 +60,122 @@ def _base_url_from_environment() -> str | None:
     return os.environ.get("OPENAI_BASE_URL")
 
 
+def reply_images(body: object, n: int) -> list[bytes | str]:
+    """The images of an Images API reply, each the bytes of its ``b64_json`` or else its ``url``; ``ValueError``
+    unless there are exactly ``n``, each with one of them."""
+    data = body.get("data") if isinstance(body, dict) else None
+    if not isinstance(data, list) or len(data) != n:
+        raise ValueError(f"{len(data) if isinstance(data, list) else 'no'} images for n={n}")
+    images: list[bytes | str] = []
+    for index, item in enumerate(data):
+        encoded, url = (item.get("b64_json"), item.get("url")) if isinstance(item, dict) else (None, None)
+        if isinstance(encoded, str) and encoded:
+            try:
+                images.append(base64.b64decode(encoded, validate=True))
+            except binascii.Error as exc:
+                raise ValueError(f"image {index}: b64_json is not base64 ({exc})") from None
+        elif isinstance(url, str) and url:
+            images.append(url)
+        else:
+            raise ValueError(f"image {index} has neither b64_json nor url")
+    return images
+
+
 @dataclass(frozen=True, kw_only=True)
 class OpenAIImageSettings(ModelSettings):
     model: str = "gpt-image-1"
-    """Images API model."""
+    """Images API model (a vLLM-Omni server refuses any name but the one it serves)."""
     chat_model: str = "gpt-4.1"
     """Chat model that answers (understanding)."""
     base_url: str | None = field(default_factory=_base_url_from_environment)
-    """Endpoint (default ``$OPENAI_BASE_URL``, else OpenAI's)."""
-    api_key_env: str = run_only("OPENAI_API_KEY")
-    """Name of the environment variable holding the API key."""
-    size: str = "1024x1024"
+    """Endpoint ``…/v1`` (default ``$OPENAI_BASE_URL``, else OpenAI's)."""
+    api_key_env: str | None = run_only("OPENAI_API_KEY")
+    """Name of the environment variable holding the API key (``none``: send no key)."""
+    size: str | None = "1024x1024"
+    """``WIDTHxHEIGHT`` of each image (``none``: the server's default)."""
     quality: str | None = None
+    response_format: str | None = None
+    """``b64_json`` or ``url``, sent when set (``none``: the server's default)."""
+    send_seed: bool = False
+    """Send each sample's seed in the ``seed`` field (servers that take one, e.g. vLLM-Omni)."""
     edit: bool = True
     """Send input images to ``/images/edits`` (``false``: generate from the text only)."""
     max_retries: int = run_only(5)
     timeout: float = run_only(300.0)
+    """Deadline of one whole request, in seconds (each retry gets its own)."""
 
 
 class OpenAIImage(UnifiedModel):
-    """GPT-image (or any gateway speaking the same API) as a unified model."""
+    """GPT-image, or any server speaking the same API (vLLM-Omni serving a unified model), as a unified model."""
 
     model_id = "openai_image"
     capabilities = UNDERSTAND_AND_GENERATE
     settings_class = OpenAIImageSettings
     settings: OpenAIImageSettings
 
+    @classmethod
+    def missing(cls, settings: OpenAIImageSettings) -> list[Missing]:
+        if settings.api_key_env is None:
+            return []
+        return missing_env(cls.model_id, settings.api_key_env, "the API key", "api_key_env")
+
     def __init__(self, **model_args: Any) -> None:
         super().__init__(**model_args)
-        from openai import OpenAI
-
         settings = self.settings
-        api_key = os.environ.get(settings.api_key_env)
-        if not api_key:
+        api_key = os.environ.get(settings.api_key_env) if settings.api_key_env else None
+        if settings.api_key_env and not api_key:
             raise RuntimeError(
                 f"{self.model_id}: set the API key in ${settings.api_key_env} (model argument api_key_env "
-                "names the variable)"
+                "names the variable; api_key_env=none sends no key)"
             )
-        self.client = OpenAI(
-            api_key=api_key,
-            base_url=settings.base_url,
-            max_retries=settings.max_retries,
-            timeout=settings.timeout,
+        retry = RetryPolicy(max_retries=settings.max_retries)
+        self.endpoint = HttpEndpoint(
+            settings.base_url or OPENAI_BASE_URL, api_key, deadline_s=settings.timeout, retry=retry
         )
+        if not settings.send_seed:
+            logger.warning(f"{self.model_id}: images are not reproducible: send_seed=false sends no seed")
 
     def understand(self, images: list[Image.Image], prompt: str, **decoding: Any) -> str:
         content: list[dict[str, Any]] = [{"type": "image_url", "image_url": {"url": data_url(im)}} for im in images]
         content.append({"type": "text", "text": prompt})
-        options: dict[str, Any] = {"max_tokens": int(decoding.get("max_new_tokens", 1024))}
+        body: dict[str, Any] = {
+            "model": self.settings.chat_model,
+            "messages": [{"role": "user", "content": content}],
+            "max_tokens": int(decoding.get("max_new_tokens", 1024)),
+        }
         if "temperature" in decoding:
-            options["temperature"] = float(decoding["temperature"])
+            body["temperature"] = float(decoding["temperature"])
         if "seed" in decoding:
-            options["seed"] = int(decoding["seed"])
-        response = self.client.chat.completions.create(
-            model=self.settings.chat_model, messages=[{"role": "user", "content": content}], **options
-        )
-        return response.choices[0].message.content or ""
+            body["seed"] = int(decoding["seed"])
+        return self.endpoint.post("chat/completions", "record", reply_content, json=body)
 
     def generate_image(self, prompt: str, images: list[Image.Image], **decoding: Any) -> Image.Image:
-        options: dict[str, Any] = {
-            "model": self.settings.model,
-            "prompt": prompt,
-            "size": self.settings.size,
-            "n": 1,
-        }
-        if self.settings.quality:
-            options["quality"] = self.settings.quality
-        if images and self.settings.edit:
-            files = [(f"image_{i}.png", png_bytes(im), "image/png") for i, im in enumerate(images)]
-            response = self.client.images.edit(image=files[0] if len(files) == 1 else files, **options)
-        else:
-            response = self.client.images.generate(**options)
-        if not response.data:
-            raise ValueError("the Images API returned no image")
-        return self._decode(response.data[0])
+        (image,) = self.draw(prompt, images, n=1, seed=decoding.get("seed"))
+        return image
 
-    def _decode(self, item: Any) -> Image.Image:
-        if item.b64_json:
-            raw = base64.b64decode(item.b64_json)
-        elif item.url:
-            raw = _download(item.url)
+    def draw(self, prompt: str, images: list[Image.Image], *, n: int, seed: int | None) -> list[Image.Image]:
+        """``n`` images for ``prompt``: an edit of ``images`` when there are any (and ``edit``), else a generation;
+        ``seed`` is sent with ``send_seed``."""
+        settings = self.settings
+        options: dict[str, Any] = {"model": settings.model, "prompt": prompt, "n": n}
+        optional = {"size": settings.size, "quality": settings.quality, "response_format": settings.response_format}
+        options.update({name: value for name, value in optional.items() if value is not None})
+        if settings.send_seed and seed is not None:
+            options["seed"] = int(seed)
+        parse = partial(reply_images, n=n)
+        if images and settings.edit:
+            field_name = "image" if len(images) == 1 else "image[]"
+            files = [(field_name, (f"image_{i}.png", png_bytes(im), "image/png")) for i, im in enumerate(images)]
+            form = {name: str(value) for name, value in options.items()}
+            found = self.endpoint.post("images/edits", "image", parse, data=form, files=files)
         else:
-            raise ValueError("the Images API returned neither b64_json nor url")
+            found = self.endpoint.post("images/generations", "image", parse, json=options)
+        return [self._decode(image, index) for index, image in enumerate(found)]
+
+    def _decode(self, found: bytes | str, index: int) -> Image.Image:
+        """An image of a reply (its bytes, or the URL to download them from), checked by the gate, in RGB."""
+        raw = found if isinstance(found, bytes) else self.endpoint.download(found, "image")
+        check_image_bytes(raw, f"image {index} of the reply")
         image = Image.open(io.BytesIO(raw))
         image.load()
         return image.convert("RGB")
-
-
-def _download(url: str) -> bytes:
-    import httpx
-
-    response = httpx.get(url, timeout=120, follow_redirects=True)
-    response.raise_for_status()
-    return response.content

@@ -5,16 +5,23 @@ Commands are read from fenced shell blocks (and README/doc inline spans that sta
 - ``lmms-eval … --model M --tasks T``: ``M`` is a registered model and every name in ``T`` an indexed task
   or group (placeholders such as ``M``, ``...`` are skipped);
 - ``lmms-eval-unify data generate …``, ``tasks`` and ``tasks-path`` are run for real, with their output
-  folder moved under a temporary directory and ``--n`` capped.
+  folder moved under a temporary directory and ``--n`` capped;
+- README blocks made only of ``lmms-eval`` and those cheap commands are run line by line as a new user on a
+  fresh clone would (offline, no cached data or weights): each ends with exit status 0 or stops at the
+  preflight, before any sample, naming what it needs; the README names every variable those fixes set;
+- scripts the docs run (``bash scripts/….sh``) exist, and ``pytest -m EXPR`` names only declared markers.
+The README's installer lines (network, minutes) and test-suite runs are only checked, not run.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import re
 import shlex
 import subprocess
 import sys
+import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,8 +34,8 @@ SHELL_FENCES = {"", "bash", "sh", "shell", "console"}
 FENCE = re.compile(r"^\s*```(\w*)\s*$")
 INLINE = re.compile(r"`((?:\.venv/bin/)?lmms-eval(?:-unify)? [^`]+)`")
 PLACEHOLDER = re.compile(r"^(?:[A-Z][A-Z_]*|\.\.\.|…|<.*>|\{.*\}|\[.*\])$")
-SUBCOMMANDS = {"data": 2}
-"""Subcommands with their own subcommands (``data generate``, ``data prepare``)."""
+SUBCOMMANDS = {"data": 2, "judge": 2}
+"""Subcommands with their own subcommands (``data generate``, ``data prepare``, ``judge serve``)."""
 
 
 @dataclass(frozen=True)
@@ -40,22 +47,32 @@ class DocCommand:
         return f"{self.where}: {' '.join(self.words)}"
 
 
-def _shell_lines(text: str) -> list[str]:
-    """Lines of fenced shell blocks (continuations joined) and inline ``lmms-eval…`` spans."""
-    lines, fence, pending = [], None, ""
+def _shell_blocks(text: str) -> tuple[list[list[str]], list[str]]:
+    """The fenced shell blocks, each as its lines (continuations joined), and the inline ``lmms-eval…`` spans."""
+    blocks: list[list[str]] = []
+    spans: list[str] = []
+    fence, pending = None, ""
     for line in text.splitlines():
         match = FENCE.match(line)
         if match:
             fence = match.group(1) if fence is None else None
+            if fence in SHELL_FENCES:
+                blocks.append([])
             continue
         if fence in SHELL_FENCES:
             pending += line.rstrip().removesuffix("\\") + " "
             if not line.rstrip().endswith("\\"):
-                lines.append(pending.strip())
+                blocks[-1].append(pending.strip())
                 pending = ""
         elif fence is None:
-            lines += INLINE.findall(line)
-    return lines
+            spans += INLINE.findall(line)
+    return blocks, spans
+
+
+def _shell_lines(text: str) -> list[str]:
+    """Lines of fenced shell blocks (continuations joined) and inline ``lmms-eval…`` spans."""
+    blocks, spans = _shell_blocks(text)
+    return [line for block in blocks for line in block] + spans
 
 
 def _words(line: str) -> list[str]:
@@ -170,16 +187,18 @@ CHEAP = {("tasks",), ("tasks-path",), ("data", "generate")}
 
 
 def _runnable(words: tuple[str, ...], tmp_path: Path) -> list[str] | None:
-    """The command with its output folder under ``tmp_path`` and ``--n`` at most 2; None if not cheap or
-    still a synopsis (placeholders, optional brackets)."""
-    if _subcommand(words) not in CHEAP or any(PLACEHOLDER.match(w) or "[" in w or "…" in w for w in words):
+    """The command with its output folder under ``tmp_path`` (a placeholder such as ``DATA`` is a name there
+    too) and ``--n`` at most 2; None if not cheap or still a synopsis (placeholders, optional brackets)."""
+    if _subcommand(words) not in CHEAP:
         return None
     words = list(words)
     for index, word in enumerate(words[:-1]):
         if word == "--out":
             words[index + 1] = str(tmp_path / Path(words[index + 1]).name)
-        if word == "--n":
+        if word == "--n" and words[index + 1].isdigit():
             words[index + 1] = str(min(2, int(words[index + 1])))
+    if any(PLACEHOLDER.match(w) or "[" in w or "…" in w for w in words):
+        return None
     if "--out" in words and "--n" not in words:
         words += ["--n", "2"]
     return words
@@ -200,6 +219,127 @@ def test_cheap_documented_commands_run_as_written(tmp_path):
             problems.append(f"{command}\n    exit {done.returncode}: {done.stderr[-2000:]}")
     assert ran >= 2, "the docs show no cheap command any more: the test would check nothing"
     assert not problems, "\n".join(problems)
+
+
+def test_the_data_folder_placeholder_is_run_under_the_temporary_folder(tmp_path):
+    words = ("data", "generate", "x", "--out", "DATA", "--n", "100")
+    assert _runnable(words, tmp_path) == ["data", "generate", "x", "--out", str(tmp_path / "DATA"), "--n", "2"]
+    assert _runnable(("data", "generate", "BENCHMARK…", "--out", "DIR"), tmp_path) is None
+
+
+TOOLS = ("lmms-eval", "lmms-eval-unify")
+ASSIGNMENT = re.compile(r"^[A-Z_][A-Z0-9_]*=")
+PREFLIGHT_STOP = "nothing was generated"
+"""What the preflight prints when it stops a run before the model is built (integration/preflight.py)."""
+FIX_VARIABLE = re.compile(r"\b(LMMS_EVAL_UNIFY_[A-Z_]+)=")
+"""A variable a preflight fix tells the user to set."""
+
+
+def _run_line(line: str, cwd: Path, env: dict[str, str]) -> list[subprocess.CompletedProcess]:
+    """Run a README line's ``&&``-joined commands in ``cwd`` (our tools from this environment, cheap
+    ``lmms-eval-unify`` commands capped as in ``_runnable``), stopping at the first failure."""
+    done = []
+    for part in line.split("&&"):
+        words = _words(part)
+        assignments = {w.split("=", 1)[0]: w.split("=", 1)[1] for w in words if ASSIGNMENT.match(w)}
+        words = [w for w in words if not ASSIGNMENT.match(w)]
+        tool = Path(words[0]).name
+        arguments = _runnable(tuple(words[1:]), cwd) if tool == "lmms-eval-unify" else words[1:]
+        assert arguments is not None, f"not a runnable command: {part}"
+        done.append(
+            subprocess.run(
+                [str(BIN / tool), *arguments],
+                cwd=cwd,
+                env={**env, **assignments},
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+        )
+        if done[-1].returncode != 0:
+            break
+    return done
+
+
+def _readme_runnable_blocks() -> list[list[str]]:
+    """README blocks whose every command is ``lmms-eval`` or a cheap ``lmms-eval-unify`` one."""
+
+    def runnable(line: str) -> bool:
+        for part in line.split("&&"):
+            words = [w for w in _words(part) if not ASSIGNMENT.match(w)]
+            if not words or Path(words[0]).name not in TOOLS:
+                return False
+            if Path(words[0]).name == "lmms-eval-unify" and _subcommand(tuple(words[1:])) not in CHEAP:
+                return False
+        return True
+
+    blocks, _ = _shell_blocks((ROOT / "README.md").read_text(encoding="utf-8"))
+    return [block for block in blocks if block and all(runnable(line) for line in block)]
+
+
+def _fresh_user_env(home: Path) -> dict[str, str]:
+    """This environment as a new user's: offline, an empty home (no Hub cache, no DreamSim weights), none of
+    our variables set."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("LMMS_EVAL_UNIFY_", "HF_", "TORCH_HOME"))}
+    return {**env, "HOME": str(home), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+
+
+@pytest.mark.slow
+def test_readme_commands_run_as_written_or_say_first_what_they_need(tmp_path):
+    blocks = _readme_runnable_blocks()
+    completed, stopped, problems = 0, 0, []
+    for index, block in enumerate(blocks):
+        cwd = tmp_path / f"block{index}"
+        (cwd / "home").mkdir(parents=True)
+        env = _fresh_user_env(cwd / "home")
+        for line in block:
+            done = _run_line(line, cwd, env)
+            last = done[-1]
+            if last.returncode == 0:
+                continue
+            if PREFLIGHT_STOP not in last.stderr:
+                problems.append(
+                    f"README: {line}\n    exit {last.returncode} without a preflight: {last.stderr[-2000:]}"
+                )
+            elif list(cwd.rglob("*_samples_*.jsonl")) or list(cwd.rglob("unify_media/*/*")):
+                problems.append(f"README: {line}\n    the preflight stopped it after work was done")
+            else:
+                needed = set(FIX_VARIABLE.findall(last.stderr))
+                unnamed = sorted(v for v in needed if v not in (ROOT / "README.md").read_text(encoding="utf-8"))
+                if unnamed:
+                    problems.append(f"README: {line}\n    needs {unnamed}, which the README does not name")
+                stopped += 1
+            break
+        else:
+            completed += 1
+    assert not problems, "\n".join(problems)
+    assert completed >= 1 and stopped >= 1, (
+        f"{completed} README block(s) ran to the end and {stopped} stopped at the preflight: the README should "
+        "show both an offline run and a run that needs outside data"
+    )
+
+
+def test_scripts_the_docs_run_exist():
+    scripts = [
+        words[0] for command in doc_commands("bash") if (words := [w for w in command.words if not w.startswith("-")])
+    ]
+    assert scripts, "the docs run no script any more: the check would check nothing"
+    missing = [script for script in scripts if not PLACEHOLDER.match(script) and not (ROOT / script).is_file()]
+    assert not missing, missing
+
+
+def test_pytest_marker_expressions_in_the_docs_are_declared():
+    declared = {
+        line.split(":")[0]
+        for line in tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]["ini_options"]["markers"]
+    }
+    used = set()
+    for command in doc_commands("pytest"):
+        expression = _option(command.words, "-m")
+        if expression:
+            used |= set(re.findall(r"[a-z_]+", expression)) - {"and", "or", "not"}
+    assert used, "the docs show no `pytest -m` tier any more: the check would check nothing"
+    assert used <= declared, sorted(used - declared)
 
 
 @pytest.mark.parametrize(

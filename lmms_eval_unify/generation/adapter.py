@@ -9,9 +9,20 @@ the modules behind it can move without breaking them (docs/adding_a_model.md):
 * torch helpers: :func:`seeded`, :func:`decoding_options`, :func:`resolve_device`, :func:`resolve_dtype`;
 * for the baseline instruments, the task's answer space: :class:`InstrumentPlan`, :func:`load_answer_space`;
 * for replaying saved runs, the output contract and the run's bookkeeping: :class:`UnifiedOutput`,
-  ``SCHEMA``, :func:`clean_text`, :func:`saved_responses`, :func:`trust_media_root`, ``run_status``.
+  ``SCHEMA``, :func:`clean_text`, :func:`saved_responses`, :func:`saved_media_roots`, :func:`trust_media_root`,
+  ``run_status``;
+* the check every adapter declares (``UnifiedModel.missing``): :class:`Missing`, :func:`missing_code`,
+  :func:`missing_weights`, :func:`missing_device`, :func:`missing_env`, and :func:`model_missing` (another
+  adapter's check, for adapters built from others);
+* for models behind an HTTP API, the judge client's rules: :class:`DeadlineClient` (a deadline on each whole
+  request, no redirects; :class:`DeadlineExceeded` when it passes), :func:`redirect_error`, :func:`read_body` (a
+  body within the gate's limit), :func:`redact` (an API key in any encoding), :class:`RetryPolicy`,
+  ``RETRYABLE_STATUS`` and :func:`parse_retry_after` (what is retried, how long to wait), :func:`parse_json`
+  (a reply body, or the gate's :class:`Refused`), :func:`reply_content` (the text of a chat-completions reply),
+  and :func:`check_image_bytes` (an encoded image within the gate's limits, checked before decoding).
 """
 
+from lmms_eval_unify.gate import Refused, parse_json
 from lmms_eval_unify.generation.answer_spaces import InstrumentPlan, load_answer_space
 from lmms_eval_unify.generation.devices import decoding_options, resolve_device, resolve_dtype, seeded
 from lmms_eval_unify.generation.model import UnifiedModel
@@ -24,10 +35,21 @@ from lmms_eval_unify.generation.primitives import (
     UNDERSTAND_VIDEO,
     UNDERSTANDING_ONLY,
 )
+from lmms_eval_unify.generation.readiness import (
+    Missing,
+    missing_code,
+    missing_device,
+    missing_env,
+    missing_weights,
+    model_missing,
+)
 from lmms_eval_unify.generation.settings import PARSE, ModelArgumentError, ModelSettings, run_only
 from lmms_eval_unify.integration import run_status
-from lmms_eval_unify.integration.rescore import saved_responses
+from lmms_eval_unify.integration.rescore import saved_media_roots, saved_responses
 from lmms_eval_unify.integration.run_context import trust_media_root
+from lmms_eval_unify.judges.client import reply_content
+from lmms_eval_unify.judges.http import EndpointError, HttpEndpoint, RetryPolicy
+from lmms_eval_unify.output.media_reader import check_image_bytes
 from lmms_eval_unify.output.record import SCHEMA, UnifiedOutput, clean_text
 
 __all__ = [
@@ -41,17 +63,31 @@ __all__ = [
     "UNDERSTAND_AND_GENERATE",
     "UNDERSTAND_VIDEO",
     "InstrumentPlan",
+    "Missing",
     "ModelArgumentError",
     "ModelSettings",
+    "Refused",
+    "RetryPolicy",
+    "EndpointError",
+    "HttpEndpoint",
     "UnifiedModel",
     "UnifiedOutput",
+    "check_image_bytes",
     "clean_text",
     "decoding_options",
     "load_answer_space",
+    "missing_code",
+    "missing_device",
+    "missing_env",
+    "missing_weights",
+    "model_missing",
+    "parse_json",
+    "reply_content",
     "resolve_device",
     "resolve_dtype",
     "run_only",
     "run_status",
+    "saved_media_roots",
     "saved_responses",
     "seeded",
     "trust_media_root",

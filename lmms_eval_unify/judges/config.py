@@ -19,6 +19,8 @@ ENV_EXTRA_BODY = "LMMS_EVAL_UNIFY_JUDGE_EXTRA_BODY"
 FALLBACK_BASE_URL = "OPENAI_BASE_URL"
 FALLBACK_API_KEY = "OPENAI_API_KEY"
 CACHE_FILENAME = "judge_cache.sqlite"
+REFERENCE_JUDGE_MODEL = "lmms-eval-unify-reference-judge"
+"""The model name of the reference judges (``lmms-eval-unify judge serve``): offline fixtures only."""
 
 
 class JudgeNotConfiguredError(RuntimeError):

@@ -79,7 +79,9 @@ def _client(base_url: str, api_key: str | None, config: JudgeConfig) -> ChatClie
     ident = (base_url, api_key, concurrency, timeout, retry)
     with _lock:
         if ident not in _clients:
-            _clients[ident] = ChatClient(base_url, api_key, timeout_s=timeout, max_concurrency=concurrency, retry=retry)
+            _clients[ident] = ChatClient(
+                base_url, api_key, deadline_s=timeout, max_concurrency=concurrency, retry=retry
+            )
         return _clients[ident]
 
 

@@ -36,6 +36,27 @@ FP32_FAMILIES = frozenset({"fid", "fvd", "dreamsim"})
 
 TINY_BACKBONE = "tiny"
 """Backbone name of the tiny test/benchmark networks (CLIP, FID/FVD); they exist only with RANDOM_WEIGHTS."""
+TINY_DREAMSIM_TYPE = "clip_vitl14"
+"""The DreamSim type of the tiny random checkpoints (``tiny.write_tiny_dreamsim_checkpoint``)."""
+TINY_METRICS_ENV = ENV_PREFIX + "TINY_METRICS"
+"""``LMMS_EVAL_UNIFY_TINY_METRICS=1``: every metric on its tiny randomly initialised backbone (offline trials only;
+every table, export and gallery made from such a run says it is not comparable to published numbers)."""
+
+
+def tiny_metrics_on() -> bool:
+    """Whether ``LMMS_EVAL_UNIFY_TINY_METRICS`` selects the tiny backbones."""
+    return os.environ.get(TINY_METRICS_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def tiny_backbone(family: str) -> dict[str, str]:
+    """The backbone and weights of a family's tiny network (``tiny.tiny_configs``): random weights, for DreamSim
+    a tiny ``clip_vitl14`` whose random checkpoint is written into the cache on first use
+    (``tiny.cached_tiny_dreamsim``)."""
+    if family == "dreamsim":
+        return {"backbone": TINY_DREAMSIM_TYPE, "weights": RANDOM_WEIGHTS}
+    if family == "lpips":
+        return {"weights": RANDOM_WEIGHTS}
+    return {"backbone": TINY_BACKBONE, "weights": RANDOM_WEIGHTS}
 
 
 def check_variant(variant: str) -> Variant:
@@ -110,7 +131,8 @@ def default_device() -> str:
 def resolve_config(family: str, metadata: Mapping[str, Any] | None = None, **explicit: Any) -> MetricConfig:
     """Build the config of one metric family.
 
-    Precedence: explicit keyword arguments > env vars (`LMMS_EVAL_UNIFY_DEVICE`, `..._METRIC_DTYPE`,
+    Precedence: explicit keyword arguments > the tiny-metrics switch (``LMMS_EVAL_UNIFY_TINY_METRICS``: backbone
+    and weights of :func:`tiny_backbone`) > env vars (`LMMS_EVAL_UNIFY_DEVICE`, `..._METRIC_DTYPE`,
     `..._METRIC_BATCH_SIZE`, `..._METRIC_VARIANT`, `..._<FAMILY>_BACKBONE`) > task YAML metadata (a mapping
     with the same field names) > defaults. Checkpoint files have their own per-backbone env vars (see
     docs/metrics.md). The standard FID/FVD variants default to the textbook feature networks.
@@ -129,7 +151,8 @@ def resolve_config(family: str, metadata: Mapping[str, Any] | None = None, **exp
     if unknown:
         raise TypeError(f"unknown MetricConfig fields: {sorted(unknown)}")
     values: dict[str, Any] = {}
-    for layer in (metadata or {}, {k: v for k, v in env.items() if v is not None}, explicit):
+    tiny = tiny_backbone(family) if tiny_metrics_on() else {}
+    for layer in (metadata or {}, {k: v for k, v in env.items() if v is not None}, tiny, explicit):
         values.update({k: v for k, v in layer.items() if k in fields and v is not None})
     variant = values.get("variant", "official")
     default_backbone, default_weights = DEFAULT_BACKBONES[family]

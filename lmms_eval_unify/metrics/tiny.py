@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from functools import partial
+from pathlib import Path
 
 import torch
 from torch import nn
@@ -11,13 +14,11 @@ from torch import nn
 from lmms_eval_unify.metrics.config import (
     RANDOM_WEIGHTS,
     TINY_BACKBONE,
+    TINY_DREAMSIM_TYPE,
     MetricConfig,
     resolve_config,
     seeded_random_init,
 )
-
-TINY_DREAMSIM_TYPE = "clip_vitl14"
-
 
 # (embed_dim, depth, num_heads, projection dim) of the random DreamSim `clip_vitl14` checkpoints
 DREAMSIM_SHAPES = {"tiny": (64, 2, 2, 32), "full": (1024, 24, 16, 768)}
@@ -58,6 +59,25 @@ def write_tiny_dreamsim_checkpoint(directory: str | os.PathLike, shape: str = "t
             if "lora_B" in name:
                 param.data.normal_(std=0.5)
         adapted.save_pretrained(os.path.join(directory, f"{TINY_DREAMSIM_TYPE}_single_lora"))
+
+
+CACHE_ENV = "LMMS_EVAL_UNIFY_CACHE"
+
+
+def cached_tiny_dreamsim() -> Path:
+    """The tiny random DreamSim checkpoint folder of the cache, written on first use (atomically: a folder built
+    aside, then renamed, so concurrent processes never read a half-written one)."""
+    root = Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "lmms_eval_unify")
+    folder = root / "tiny_dreamsim"
+    if not folder.is_dir():
+        root.mkdir(parents=True, exist_ok=True)
+        building = Path(tempfile.mkdtemp(prefix="tiny_dreamsim.", dir=root))
+        write_tiny_dreamsim_checkpoint(building)
+        try:
+            building.rename(folder)
+        except OSError:  # another process renamed its copy first
+            shutil.rmtree(building, ignore_errors=True)
+    return folder
 
 
 def tiny_configs(dreamsim_dir: str | os.PathLike, device: str = "cpu") -> dict[str, MetricConfig]:

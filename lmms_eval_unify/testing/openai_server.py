@@ -2,9 +2,16 @@
 
 It answers ``POST /v1/chat/completions`` through a pluggable *answer policy* (a callable that sees the
 parsed request and returns the assistant text), can inject faults (HTTP status codes with optional
-``Retry-After``, stalls longer than the client timeout, non-JSON bodies), counts requests and records the
-maximum number of requests in flight at once. Further endpoints (e.g. ``/v1/images/generations``) are
-added with :meth:`OpenAICompatServer.add_route`.
+``Retry-After``, stalls longer than the client timeout, non-JSON bodies, replies dripped one byte at a time,
+redirects), counts requests and records the maximum number of requests in flight at once and every client
+that closed its connection in the middle of a dripped reply. Further endpoints are added with
+:meth:`OpenAICompatServer.add_route` (``POST`` bodies in JSON or ``multipart/form-data``, or ``GET``).
+
+:meth:`OpenAICompatServer.serve_images` adds the Images API as an OpenAI-compatible image server (vLLM-Omni's, for
+one) serves it: ``POST /v1/images/generations`` (JSON) and ``POST /v1/images/edits`` (multipart, input files in
+``image`` or ``image[]``), each answering ``n`` images of the requested ``size`` as ``b64_json`` or as a ``url``
+served by ``GET /v1/images/files``. Every image is a function of the prompt, the seed, the input images and its
+index in the reply (:func:`drawn_image`): equal seeds give equal images, a request without a seed gets a random one.
 
 The server binds to 127.0.0.1 on a free port, runs in daemon threads and stops itself after
 ``max_lifetime_s`` even if a test forgets to stop it.
@@ -13,15 +20,27 @@ The server binds to 127.0.0.1 on a free port, runs in daemon threads and stops i
 from __future__ import annotations
 
 import base64
+import dataclasses
+import hashlib
+import io
 import json
+import random
 import re
+import select
+import socket
+import sys
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from email.parser import BytesParser
+from email.policy import HTTP
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from PIL import Image
 
 __all__ = [
     "ChatRequest",
@@ -29,6 +48,7 @@ __all__ = [
     "OpenAICompatServer",
     "Reply",
     "RouteHandler",
+    "drawn_image",
     "fixed_reply",
     "marker_reply",
 ]
@@ -38,7 +58,9 @@ DATA_URL_RE = re.compile(r"^data:(?P<mime>[\w/+.-]+);base64,(?P<data>.*)$", re.D
 
 @dataclass(frozen=True)
 class ChatRequest:
-    """A parsed chat-completions request as an answer policy sees it."""
+    """A parsed request as an answer policy or a route sees it: the JSON body, or for ``multipart/form-data``
+    ``{"fields": {name: text}, "files": [(name, content_type, bytes), ...]}``, or for ``GET`` ``{"query": {name:
+    [values]}}``; the headers with lower-case names."""
 
     body: dict[str, Any]
     headers: dict[str, str]
@@ -129,6 +151,9 @@ class Fault:
     retry_after: str | None = None
     stall_s: float = 0.0
     garbage: bool = False
+    drip_s: float = 0.0
+    drip_body_only: bool = False
+    location: str | None = None
 
     @classmethod
     def http(cls, status: int, retry_after: float | str | None = None) -> Fault:
@@ -144,14 +169,28 @@ class Fault:
         """Answer 200 with a body that is not JSON."""
         return cls(garbage=True)
 
+    @classmethod
+    def drip(cls, interval_s: float, body_only: bool = False) -> Fault:
+        """Send the normal reply one byte every ``interval_s`` seconds, from its status line on (or, with
+        ``body_only``, the head at once and then the body byte by byte): no per-read timeout ever fires."""
+        return cls(drip_s=interval_s, drip_body_only=body_only)
+
+    @classmethod
+    def redirect(cls, location: str, status: int = 307) -> Fault:
+        """Answer ``status`` with a ``Location`` header."""
+        return cls(status=status, location=location)
+
 
 @dataclass(frozen=True)
 class Reply:
-    """What a route handler returns: status, JSON-serialisable body, extra headers."""
+    """What a route handler returns: status, body (JSON-serialisable, or ``bytes`` sent as they are with the
+    ``Content-Type`` of ``headers``), extra headers."""
 
     status: int
     body: Any
     headers: dict[str, str] = field(default_factory=dict)
+    drip_s: float = 0.0
+    drip_body_only: bool = False
 
 
 RouteHandler = Callable[[ChatRequest], Reply]
@@ -167,24 +206,50 @@ class OpenAICompatServer:
         api_key: str | None = None,
         delay_s: float = 0.0,
         max_lifetime_s: float = 120.0,
+        port: int = 0,
+        record: bool = True,
     ) -> None:
         self.policy: AnswerPolicy = policy or fixed_reply("")
         self.api_key = api_key
         self.delay_s = delay_s
         self.max_lifetime_s = max_lifetime_s
+        self.port = port
+        self.record = record
+        """Whether every request is kept in ``requests`` (a long-running server keeps only the count)."""
+        self.served = 0
         self.requests: list[tuple[str, ChatRequest]] = []
         self.max_in_flight = 0
+        self.dripped_bytes = 0
+        self.closed_mid_drip = threading.Event()
+        """Set when a client closed its connection before a dripped reply was complete."""
         self._in_flight = 0
         self._faults: deque[Fault] = deque()
         self._lock = threading.Lock()
-        self._routes: dict[str, RouteHandler] = {"/v1/chat/completions": self._chat}
+        self._routes: dict[tuple[str, str], RouteHandler] = {("POST", "/v1/chat/completions"): self._chat}
+        self._public: set[tuple[str, str]] = set()
+        self.image_files: dict[str, bytes] = {}
+        """PNG files of the Images API's ``url`` replies, by id."""
+        self.image_reply = "b64_json"
+        """How the Images API answers a request that names no ``response_format``."""
         self._httpd: ThreadingHTTPServer | None = None
         self._timer: threading.Timer | None = None
 
     # ----------------------------------------------------------------- configuration
-    def add_route(self, path: str, handler: RouteHandler) -> None:
-        """Serve ``POST path`` with ``handler`` (faults, auth and counting apply to it too)."""
-        self._routes[path] = handler
+    def add_route(self, path: str, handler: RouteHandler, method: str = "POST", public: bool = False) -> None:
+        """Serve ``method path`` with ``handler`` (faults and counting apply to it too, and the API key unless
+        ``public``, as for a pre-signed file URL)."""
+        self._routes[(method, path)] = handler
+        if public:
+            self._public.add((method, path))
+
+    def serve_images(self, image_reply: str = "b64_json") -> OpenAICompatServer:
+        """Add the Images API (module docstring); ``image_reply`` (``b64_json`` or ``url``) answers the requests
+        that name no ``response_format``."""
+        self.image_reply = image_reply
+        self.add_route("/v1/images/generations", self._images)
+        self.add_route("/v1/images/edits", self._images)
+        self.add_route("/v1/images/files", self._image_file, method="GET", public=True)
+        return self
 
     def inject(self, faults: Iterable[Fault]) -> None:
         """Queue faults; each is consumed by one subsequent request, in order."""
@@ -208,13 +273,18 @@ class OpenAICompatServer:
 
     # ----------------------------------------------------------------- lifecycle
     def start(self) -> OpenAICompatServer:
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler_class(self))
+        self._httpd = _QuietServer(("127.0.0.1", self.port), _handler_class(self))
         self._httpd.daemon_threads = True
         threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         self._timer = threading.Timer(self.max_lifetime_s, self.stop)
         self._timer.daemon = True
         self._timer.start()
         return self
+
+    @property
+    def running(self) -> bool:
+        """Whether the server is serving (it stops itself after ``max_lifetime_s``)."""
+        return self._httpd is not None
 
     def stop(self) -> None:
         httpd, self._httpd = self._httpd, None
@@ -234,7 +304,7 @@ class OpenAICompatServer:
     def _chat(self, request: ChatRequest) -> Reply:
         content = self.policy(request)
         body = {
-            "id": f"chatcmpl-test-{self.request_count}",
+            "id": f"chatcmpl-test-{self.served}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": request.model,
@@ -243,11 +313,45 @@ class OpenAICompatServer:
         }
         return Reply(200, body)
 
-    def _handle(self, path: str, request: ChatRequest) -> Reply | Fault:
+    def _images(self, request: ChatRequest) -> Reply:
+        """``n`` drawn images of the requested ``size``, from a JSON generation or a multipart edit."""
+        multipart = "fields" in request.body
+        fields = request.body["fields"] if multipart else request.body
+        inputs = [data for name, _, data in request.body["files"] if name in ("image", "image[]")] if multipart else []
+        try:
+            n = int(fields.get("n", 1))
+            seed = int(fields["seed"]) if fields.get("seed") is not None else random.randrange(2**32)
+            size = _image_size(fields.get("size"), inputs)
+        except ValueError as exc:
+            return Reply(400, {"error": {"message": str(exc), "type": "invalid_request_error"}})
+        if not 1 <= n <= 10:
+            return Reply(400, {"error": {"message": f"n must be between 1 and 10, got {n}"}})
+        data = []
+        for index in range(n):
+            png = drawn_image(str(fields.get("prompt", "")), seed, inputs, index, size)
+            if (fields.get("response_format") or self.image_reply) == "url":
+                with self._lock:
+                    file_id = str(len(self.image_files))
+                    self.image_files[file_id] = png
+                data.append({"url": f"{self.base_url}/images/files?id={file_id}"})
+            else:
+                data.append({"b64_json": base64.b64encode(png).decode()})
+        return Reply(200, {"created": int(time.time()), "data": data})
+
+    def _image_file(self, request: ChatRequest) -> Reply:
+        file_id = request.body["query"].get("id", [""])[0]
+        if file_id not in self.image_files:
+            return Reply(404, {"error": {"message": f"no image file {file_id!r}"}})
+        return Reply(200, self.image_files[file_id], {"Content-Type": "image/png"})
+
+    def _handle(self, method: str, path: str, request: ChatRequest) -> Reply | Fault:
         """Record the request, then return the fault to apply or the route's reply."""
         with self._lock:
-            self.requests.append((path, request))
-        if self.api_key is not None and request.headers.get("authorization") != f"Bearer {self.api_key}":
+            self.served += 1
+            if self.record:
+                self.requests.append((path, request))
+        keyed = self.api_key is not None and (method, path) not in self._public
+        if keyed and request.headers.get("authorization") != f"Bearer {self.api_key}":
             return Reply(401, {"error": {"message": "invalid api key", "type": "invalid_request_error"}})
         with self._lock:
             fault = self._faults.popleft() if self._faults else None
@@ -256,7 +360,10 @@ class OpenAICompatServer:
         if fault is not None:
             time.sleep(fault.stall_s)
         time.sleep(self.delay_s)
-        return self._routes[path](request)
+        reply = self._routes[(method, path)](request)
+        if fault is not None and fault.drip_s:
+            return dataclasses.replace(reply, drip_s=fault.drip_s, drip_body_only=fault.drip_body_only)
+        return reply
 
     def _enter(self) -> None:
         with self._lock:
@@ -268,6 +375,54 @@ class OpenAICompatServer:
             self._in_flight -= 1
 
 
+DEFAULT_IMAGE_SIZE = (64, 64)
+"""Size of a generated image when the request names none (an edit's default is its first input's size)."""
+
+
+def drawn_image(prompt: str, seed: int, inputs: list[bytes], index: int, size: tuple[int, int]) -> bytes:
+    """The PNG the Images API routes answer: one colour per (prompt, seed, input images, index in the reply)."""
+    key = json.dumps([prompt, seed, [hashlib.sha256(data).hexdigest() for data in inputs], index])
+    colour = tuple(hashlib.sha256(key.encode()).digest()[:3])
+    buffer = io.BytesIO()
+    Image.new("RGB", size, colour).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def _image_size(size: Any, inputs: list[bytes]) -> tuple[int, int]:
+    """``WIDTHxHEIGHT``; absent or ``auto``: the first input image's size, else :data:`DEFAULT_IMAGE_SIZE`."""
+    if size is None or size == "auto":
+        if inputs:
+            with Image.open(io.BytesIO(inputs[0])) as first:
+                return first.size
+        return DEFAULT_IMAGE_SIZE
+    match = re.fullmatch(r"(\d{1,5})x(\d{1,5})", str(size))
+    if not match:
+        raise ValueError(f"size must be WIDTHxHEIGHT, got {size!r}")
+    return int(match[1]), int(match[2])
+
+
+def _form(content_type: str, raw: bytes) -> dict[str, Any]:
+    """A ``multipart/form-data`` body as ``{"fields": {name: text}, "files": [(name, content_type, bytes)]}``."""
+    message = BytesParser(policy=HTTP).parsebytes(f"Content-Type: {content_type}\r\n\r\n".encode() + raw)
+    fields: dict[str, str] = {}
+    files: list[tuple[str, str, bytes]] = []
+    for part in message.iter_parts():
+        name = str(part.get_param("name", header="content-disposition"))
+        if part.get_filename():
+            files.append((name, part.get_content_type(), bytes(part.get_payload(decode=True))))
+        else:
+            fields[name] = part.get_content()
+    return {"fields": fields, "files": files}
+
+
+class _QuietServer(ThreadingHTTPServer):
+    """Does not print the clients that reset their connection (a client that gave up on a reply)."""
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        if not isinstance(sys.exc_info()[1], ConnectionError):
+            super().handle_error(request, client_address)
+
+
 def _handler_class(server: OpenAICompatServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -276,7 +431,10 @@ def _handler_class(server: OpenAICompatServer) -> type[BaseHTTPRequestHandler]:
             pass
 
         def do_GET(self) -> None:
-            if self.path.rstrip("/") == "/v1/models":
+            url = urlsplit(self.path)
+            if ("GET", url.path) in server._routes:
+                self._serve("GET", url.path, {"query": parse_qs(url.query)})
+            elif url.path.rstrip("/") == "/v1/models":
                 self._send(Reply(200, {"object": "list", "data": []}))
             else:
                 self._send(Reply(404, {"error": {"message": "not found"}}))
@@ -284,18 +442,25 @@ def _handler_class(server: OpenAICompatServer) -> type[BaseHTTPRequestHandler]:
         def do_POST(self) -> None:
             length = int(self.headers.get("content-length", 0))
             raw = self.rfile.read(length)
-            if self.path not in server._routes:
+            if ("POST", self.path) not in server._routes:
                 self._send(Reply(404, {"error": {"message": f"no route {self.path}"}}))
+                return
+            content_type = self.headers.get("content-type", "")
+            if content_type.startswith("multipart/form-data"):
+                self._serve("POST", self.path, _form(content_type, raw))
                 return
             try:
                 body = json.loads(raw)
             except json.JSONDecodeError:
                 self._send(Reply(400, {"error": {"message": "body is not JSON"}}))
                 return
+            self._serve("POST", self.path, body)
+
+        def _serve(self, method: str, path: str, body: Any) -> None:
             headers = {k.lower(): v for k, v in self.headers.items()}
             server._enter()
             try:
-                outcome = server._handle(self.path, ChatRequest(body=body, headers=headers))
+                outcome = server._handle(method, path, ChatRequest(body=body, headers=headers))
             finally:
                 server._leave()
             self._send(outcome)
@@ -308,12 +473,18 @@ def _handler_class(server: OpenAICompatServer) -> type[BaseHTTPRequestHandler]:
                     else json.dumps({"error": {"message": f"injected {outcome.status}"}}).encode()
                 )
                 headers = {"Retry-After": outcome.retry_after} if outcome.retry_after is not None else {}
+                if outcome.location is not None:
+                    headers["Location"] = outcome.location
                 status = outcome.status
             else:
-                payload, headers, status = json.dumps(outcome.body).encode(), outcome.headers, outcome.status
+                payload = outcome.body if isinstance(outcome.body, bytes) else json.dumps(outcome.body).encode()
+                headers, status = dict(outcome.headers), outcome.status
+            headers.setdefault("Content-Type", "application/json")
+            if isinstance(outcome, Reply) and outcome.drip_s:
+                self._drip(status, payload, headers["Content-Type"], outcome.drip_s, outcome.drip_body_only)
+                return
             try:
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(payload)))
                 for key, value in headers.items():
                     self.send_header(key, value)
@@ -322,4 +493,34 @@ def _handler_class(server: OpenAICompatServer) -> type[BaseHTTPRequestHandler]:
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (timeout test)
 
+        def _drip(self, status: int, payload: bytes, content_type: str, interval_s: float, body_only: bool) -> None:
+            head = (
+                f"HTTP/1.1 {status} OK\r\nContent-Type: {content_type}\r\n"
+                f"Content-Length: {len(payload)}\r\nConnection: close\r\n\r\n"
+            ).encode()
+            self.close_connection = True
+            dripped = payload if body_only else head + payload
+            try:
+                if body_only:
+                    self.connection.sendall(head)
+                for i in range(len(dripped)):
+                    self.connection.sendall(dripped[i : i + 1])
+                    with server._lock:
+                        server.dripped_bytes += 1
+                    time.sleep(interval_s)
+                    if _peer_closed(self.connection):
+                        server.closed_mid_drip.set()
+                        return
+            except OSError:
+                server.closed_mid_drip.set()
+
     return Handler
+
+
+def _peer_closed(connection: socket.socket) -> bool:
+    """Whether the client has closed its end (its FIN is waiting to be read)."""
+    readable, _, _ = select.select([connection], [], [], 0)
+    try:
+        return bool(readable) and connection.recv(1, socket.MSG_PEEK) == b""
+    except OSError:
+        return True

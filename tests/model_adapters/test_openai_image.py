@@ -1,68 +1,36 @@
-"""openai_image against the project's local OpenAI-compatible server (chat + Images API, faults, retries)."""
+"""openai_image against the project's local OpenAI-compatible server: chat, the Images API (generations, edits
+with one or several input images, the seed, ``n``, ``size``, ``b64_json`` and ``url`` replies) and the judge
+client's request rules (deadlines, redirects, retries, limits, the API key redacted)."""
 
-import base64
+from __future__ import annotations
+
 import io
+import json
 import re
-from email.parser import BytesParser
-from email.policy import HTTP
+import subprocess
+from collections import Counter
 
 import pytest
+from cli_runs import BIN, offline_env, results_of, samples_of
 from conftest import make_request
 from lmms_eval_unify.model_adapters.openai_image import OpenAIImage
 from PIL import Image
 
+from lmms_eval_unify.gate import Refused
+from lmms_eval_unify.judges.client import ChatClient, JudgeRequestError, RetryPolicy
+from lmms_eval_unify.judges.http import EndpointError
 from lmms_eval_unify.output.record import parse_output
-from lmms_eval_unify.testing import openai_server
-from lmms_eval_unify.testing.openai_server import ChatRequest, Fault, OpenAICompatServer, Reply
+from lmms_eval_unify.testing.openai_server import (
+    ChatRequest,
+    Fault,
+    OpenAICompatServer,
+    Reply,
+    drawn_image,
+    fixed_reply,
+)
 
-
-def _png(colour) -> str:
-    buffer = io.BytesIO()
-    Image.new("RGB", (12, 12), colour).save(buffer, format="PNG")
-    return base64.b64encode(buffer.getvalue()).decode()
-
-
-class ImagesServer(OpenAICompatServer):
-    """The test server plus the Images API: JSON generations and multipart edits (parsed into ``body``)."""
-
-    def __init__(self, policy):
-        super().__init__(policy, api_key="sk-test")
-        self.add_route("/v1/images/generations", lambda request: self._image("white"))
-        self.add_route("/v1/images/edits", lambda request: self._image("black"))
-
-    @staticmethod
-    def _image(colour) -> Reply:
-        return Reply(200, {"created": 0, "data": [{"b64_json": _png(colour)}]})
-
-    def start(self):
-        base = openai_server._handler_class(self)
-        server = self
-
-        class Handler(base):
-            def do_POST(self):
-                if not self.headers.get("content-type", "").startswith("multipart/form-data"):
-                    return super().do_POST()
-                raw = self.rfile.read(int(self.headers.get("content-length", 0)))
-                header = f"Content-Type: {self.headers['content-type']}\r\n\r\n".encode()
-                message = BytesParser(policy=HTTP).parsebytes(header + raw)
-                fields, files = {}, []
-                for part in message.iter_parts():
-                    name = part.get_param("name", header="content-disposition")
-                    if part.get_filename():
-                        files.append((name, part.get_content_type(), part.get_payload(decode=True)))
-                    else:
-                        fields[name] = part.get_content()
-                headers = {k.lower(): v for k, v in self.headers.items()}
-                request = ChatRequest(body={"fields": fields, "files": files}, headers=headers)
-                self._send(server._handle(self.path, request))
-
-        import threading
-        from http.server import ThreadingHTTPServer
-
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._httpd.daemon_threads = True
-        threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-        return self
+API_KEY = "sk-test-4b1d"
+RED = Image.new("RGB", (8, 6), "red")
 
 
 def _answer(request: ChatRequest) -> str:
@@ -74,32 +42,56 @@ def _answer(request: ChatRequest) -> str:
     return '<ANSWER_JSON>["right", "right"]</ANSWER_JSON>'
 
 
+def _png(image: Image.Image) -> bytes:
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def drawn(prompt: str, seed: int, inputs: list[Image.Image], size: tuple[int, int], index: int = 0) -> Image.Image:
+    """The image the server draws for these inputs (what the adapter must return, pixel for pixel)."""
+    return Image.open(io.BytesIO(drawn_image(prompt, seed, [_png(im) for im in inputs], index, size))).convert("RGB")
+
+
+def same(a: Image.Image, b: Image.Image) -> bool:
+    return a.size == b.size and a.tobytes() == b.tobytes()
+
+
 @pytest.fixture
 def server():
-    with ImagesServer(_answer) as running:
+    with OpenAICompatServer(_answer, api_key=API_KEY).serve_images() as running:
         yield running
 
 
 @pytest.fixture
-def model(server, tmp_path, monkeypatch):
-    monkeypatch.setenv("TEST_KEY", "sk-test")
-    adapter = OpenAIImage(
-        model="gpt-image-1",
-        chat_model="vlm",
-        base_url=server.base_url,
-        api_key_env="TEST_KEY",
-        max_retries=2,
-        timeout=5,
-        output_dir=str(tmp_path),
-    )
-    adapter.task_dict = {"toy": {"test": {i: {} for i in range(10)}}}
-    return adapter
+def waits() -> list[float]:
+    """The waits between attempts (recorded instead of slept)."""
+    return []
+
+
+@pytest.fixture
+def make(server, waits, tmp_path, monkeypatch):
+    """An adapter on ``server`` (the served model's name, the seed sent, 32x24 images), with extra arguments."""
+    monkeypatch.setenv("TEST_KEY", API_KEY)
+
+    def build(**args) -> OpenAIImage:
+        defaults = {"model": "served/model", "chat_model": "vlm", "base_url": server.base_url, "send_seed": True,
+                    "api_key_env": "TEST_KEY", "size": "32x24", "max_retries": 2, "timeout": 5}  # fmt: skip
+        adapter = OpenAIImage(**{**defaults, **args}, output_dir=str(tmp_path))
+        adapter.task_dict = {"toy": {"test": {i: {} for i in range(10)}}}
+        adapter.endpoint.sleep = waits.append
+        return adapter
+
+    return build
+
+
+@pytest.fixture
+def model(make) -> OpenAIImage:
+    return make()
 
 
 def test_understanding_sends_images_as_data_urls_then_the_prompt(model, server):
-    assert model.understand([Image.new("RGB", (8, 8), "red")] * 2, "now planning for step 1", seed=4) == (
-        "Next, move one step right."
-    )
+    assert model.understand([RED] * 2, "now planning for step 1", seed=4) == "Next, move one step right."
     (request,) = server.requests_to("/v1/chat/completions")
     content = request.messages[0]["content"]
     assert [part["type"] for part in content] == ["image_url", "image_url", "text"]
@@ -107,29 +99,177 @@ def test_understanding_sends_images_as_data_urls_then_the_prompt(model, server):
 
 
 def test_generation_without_images_and_edits_with_one_or_several(model, server):
-    assert model.generate_image("a maze", [], seed=0).getpixel((0, 0)) == (255, 255, 255)
+    assert same(model.generate_image("a maze", [], seed=7), drawn("a maze", 7, [], (32, 24)))
     (generation,) = server.requests_to("/v1/images/generations")
-    assert generation.body == {"model": "gpt-image-1", "prompt": "a maze", "size": "1024x1024", "n": 1}
-    assert model.generate_image("move", [Image.new("RGB", (8, 8), "red")], seed=0).getpixel((0, 0)) == (
-        0,
-        0,
-        0,
-    )
-    model.generate_image("move", [Image.new("RGB", (8, 8), "red")] * 3, seed=0)
+    assert generation.body == {"model": "served/model", "prompt": "a maze", "n": 1, "size": "32x24", "seed": 7}
+    assert same(model.generate_image("move", [RED], seed=7), drawn("move", 7, [RED], (32, 24)))
+    blue = Image.new("RGB", (8, 6), "blue")
+    assert same(model.generate_image("move", [RED, blue, RED], seed=7), drawn("move", 7, [RED, blue, RED], (32, 24)))
     one, several = server.requests_to("/v1/images/edits")
     assert [name for name, _, _ in one.body["files"]] == ["image"]
     assert [name for name, _, _ in several.body["files"]] == ["image[]"] * 3
-    assert one.body["fields"]["prompt"] == "move" and one.body["fields"]["model"] == "gpt-image-1"
-    assert Image.open(io.BytesIO(one.body["files"][0][2])).getpixel((0, 0)) == (255, 0, 0)
+    assert one.body["fields"] == {"model": "served/model", "prompt": "move", "n": "1", "size": "32x24", "seed": "7"}
+    assert [Image.open(io.BytesIO(data)).getpixel((0, 0)) for _, _, data in several.body["files"]] == [
+        (255, 0, 0),
+        (0, 0, 255),
+        (255, 0, 0),
+    ]
 
 
-def test_transient_errors_are_retried_and_persistent_ones_recorded(model, server):
-    server.inject([Fault.http(429, retry_after="0"), Fault.http(503, retry_after="0")])
-    assert model.generate_image("a maze", [], seed=0).size == (12, 12)
-    assert len(server.requests_to("/v1/images/generations")) == 3
+def test_the_sample_seed_reaches_the_server_and_equal_seeds_give_equal_images(make, server):
+    model = make(resume=False)  # doc 1 asked twice reaches the server twice
+    requests = [make_request("draw", {"protocol": "image_only"}, doc_id=d) for d in (1, 2, 1)]
+    outputs = [parse_output(out) for out in model.generate_until(requests)]
+    images = [out.load_images()[0] for out in outputs]
+    seeds = [int(request.body["fields"]["seed"]) for request in server.requests_to("/v1/images/edits")]
+    assert seeds == [model.sample_seed("toy", d) for d in (1, 2, 1)] and seeds[0] != seeds[1]
+    assert same(images[0], images[2]) and not same(images[0], images[1])
+    assert same(model.draw("a cat", [], n=1, seed=11)[0], model.draw("a cat", [], n=1, seed=11)[0])
+    assert not same(model.draw("a cat", [], n=1, seed=11)[0], model.draw("a cat", [], n=1, seed=12)[0])
+    unseeded = make(send_seed=False)
+    first, second = (unseeded.draw("a cat", [RED], n=1, seed=11)[0] for _ in range(2))
+    assert all("seed" not in request.body["fields"] for request in server.requests_to("/v1/images/edits")[-2:])
+    assert not same(first, second)  # the server drew each with a random seed of its own
+
+
+def test_several_images_in_one_reply_and_a_reply_with_another_count_is_retried_then_refused(model, server, waits):
+    images = model.draw("a cat", [], n=3, seed=5)
+    assert [same(im, drawn("a cat", 5, [], (32, 24), index=i)) for i, im in enumerate(images)] == [True] * 3
+    assert len({im.tobytes() for im in images}) == 3 and server.requests_to("/v1/images/generations")[0].body["n"] == 3
+    edits = model.draw("move", [RED, RED], n=2, seed=5)
+    assert len(edits) == 2 and server.requests_to("/v1/images/edits")[0].body["fields"]["n"] == "2"
+    server.add_route("/v1/images/generations", lambda request: Reply(200, {"data": [{"b64_json": ""}]}))
+    with pytest.raises(EndpointError, match=r"giving up after 3 attempts: malformed response body \(1 images for n=3"):
+        model.draw("a cat", [], n=3, seed=5)
+    assert len(waits) == 2
+
+
+@pytest.mark.parametrize(("size", "expected"), [("40x30", (40, 30)), ("none", (64, 64))])
+def test_size_is_sent_and_honoured_or_left_to_the_server(make, server, size, expected):
+    model = make(size=size)
+    assert model.generate_image("a cat", [], seed=1).size == expected
+    assert ("size" in server.requests_to("/v1/images/generations")[0].body) == (size != "none")
+    # without a size the server's edit keeps its first input's size
+    assert model.generate_image("move", [RED], seed=1).size == (expected if size != "none" else RED.size)
+
+
+def test_url_replies_are_downloaded_without_the_key_and_equal_the_b64_ones(make, server):
+    inline = make().generate_image("a cat", [RED], seed=3)
+    server.image_reply = "url"
+    served = make().generate_image("a cat", [RED], seed=3)
+    assert same(inline, served) and same(served, drawn("a cat", 3, [RED], (32, 24)))
+    (download,) = server.requests_to("/v1/images/files")
+    assert "authorization" not in download.headers
+    server.image_reply = "b64_json"
+    asked = make(response_format="url")
+    assert same(asked.generate_image("a cat", [], seed=3), drawn("a cat", 3, [], (32, 24)))
+    assert server.requests_to("/v1/images/generations")[-1].body["response_format"] == "url"
+    assert len(server.requests_to("/v1/images/files")) == 2
+
+
+CHAT = [{"role": "user", "content": [{"type": "text", "text": "now planning for step 1"}]}]
+
+
+@pytest.mark.parametrize(
+    "fault",
+    [
+        Fault.drip(0.05),
+        Fault.drip(0.05, body_only=True),
+        Fault.redirect("http://elsewhere.example/v1/chat/completions"),
+        Fault.http(500),
+        Fault.http(400),
+        Fault.garbage_body(),
+    ],
+    ids=["drip", "drip-body", "redirect", "500", "400", "garbage"],
+)
+def test_a_failing_request_fails_with_the_judge_clients_reason(make, server, fault):
+    """The judge's client and the adapter, on the same server and fault, without retries: the same error text."""
+    judge = ChatClient(server.base_url, API_KEY, deadline_s=0.5, max_concurrency=1, retry=RetryPolicy(max_retries=0))
+    server.inject([fault])
+    with pytest.raises(JudgeRequestError) as judged:
+        judge.complete("vlm", CHAT, {"max_tokens": 8})
+    model = make(max_retries=0, timeout=0.5)
+    server.inject([fault])
+    with pytest.raises(EndpointError) as failed:
+        model.understand([], "now planning for step 1", max_new_tokens=8)
+    assert str(failed.value) == str(judged.value)
+
+
+@pytest.mark.parametrize("image_reply", ["b64_json", "url"])
+def test_image_requests_and_downloads_fail_with_the_same_reasons(make, server, image_reply):
+    server.image_reply = image_reply
+    model = make(max_retries=0, timeout=0.5)
+    server.inject([Fault.drip(0.05)])
+    with pytest.raises(EndpointError, match=r"giving up after 1 attempts: no complete reply within the 0.5 s deadline"):
+        model.generate_image("a cat", [RED], seed=1)
+    assert server.closed_mid_drip.wait(10)
+    server.inject([Fault.redirect("http://elsewhere.example/x.png", status=302)])
+    with pytest.raises(EndpointError, match=r"^HTTP 302 redirect to 'http://elsewhere.example/x.png' refused"):
+        model.generate_image("a cat", [], seed=1)
+    if image_reply == "url":  # the second request of a call (the download) gets the fault
+        server.inject([Fault(), Fault.drip(0.05, body_only=True)])
+        with pytest.raises(EndpointError, match=r"no complete reply within the 0.5 s deadline"):
+            model.generate_image("a cat", [], seed=1)
+        server.inject([Fault(), Fault.redirect("http://elsewhere.example/x.png")])
+        with pytest.raises(EndpointError, match=r"^HTTP 307 redirect to 'http://elsewhere.example/x.png' refused"):
+            model.generate_image("a cat", [], seed=1)
+
+
+@pytest.mark.parametrize("path", ["/v1/chat/completions", "/v1/images/generations", "/v1/images/files"])
+@pytest.mark.parametrize(("retry_after", "wait"), [("7", 7.0), ("1000", 300.0)])
+def test_a_429_is_retried_after_the_wait_its_retry_after_names(make, server, waits, path, retry_after, wait):
+    """Retry-After sets the least wait (capped as the judge client caps it); every kind of request is retried."""
+    server.image_reply = "url"
+    model = make()
+    ahead = [Fault()] if path == "/v1/images/files" else []  # the download is the call's second request
+    server.inject([*ahead, Fault.http(429, retry_after=retry_after)])
+    if path == "/v1/chat/completions":
+        assert model.understand([], "now planning for step 1") == "Next, move one step right."
+    else:
+        assert same(model.generate_image("a cat", [], seed=2), drawn("a cat", 2, [], (32, 24)))
+    assert waits == [wait] and len(server.requests_to(path)) == 2
+    judged: list[float] = []
+    judge = ChatClient(
+        server.base_url, API_KEY, deadline_s=5, max_concurrency=1, retry=RetryPolicy(), sleep=judged.append
+    )
+    server.inject([Fault.http(429, retry_after=retry_after)])
+    judge.complete("vlm", CHAT, {})
+    assert judged == waits
+
+
+def test_persistent_errors_are_recorded_for_the_sample(model, server, waits):
+    server.inject([Fault.http(503, retry_after="0"), Fault.http(500)])
+    assert model.generate_image("a maze", [], seed=0).size == (32, 24)
+    assert len(server.requests_to("/v1/images/generations")) == 3 and len(waits) == 2
     server.inject([Fault.http(500, retry_after="0")] * 3)
     out = parse_output(model.generate_until([make_request("draw", {"protocol": "image_only"}, doc_id=1)])[0])
-    assert out.failure.reason == "model_error" and "500" in out.record.error
+    assert out.failure.reason == "model_error"
+    assert "EndpointError: giving up after 3 attempts: HTTP 500" in out.record.error
+
+
+def test_replies_and_images_over_the_gates_limits_are_refused_at_once(model, server, waits, monkeypatch):
+    monkeypatch.setenv("LMMS_EVAL_UNIFY_LIMITS", '{"image_pixels": 500}')
+    with pytest.raises(Refused, match="32x24 pixels"):
+        model.generate_image("a cat", [], seed=1)
+    monkeypatch.setenv("LMMS_EVAL_UNIFY_LIMITS", '{"image_bytes": 100}')
+    with pytest.raises(EndpointError, match=r"^HTTP 200: reply refused: .*image_bytes"):
+        model.generate_image("a cat", [], seed=1)
+    assert len(server.requests_to("/v1/images/generations")) == 2 and waits == []
+
+
+def test_an_echoed_key_is_redacted_and_no_key_is_sent_when_none_is_named(make, server, monkeypatch, tmp_path):
+    server.add_route(
+        "/v1/images/generations",
+        lambda request: Reply(401, {"error": {"message": f"bad key {request.headers['authorization'][7:]}"}}),
+    )
+    with pytest.raises(EndpointError) as echoed:
+        make().generate_image("a cat", [], seed=1)
+    assert API_KEY not in str(echoed.value) and "HTTP 401" in str(echoed.value) and "[REDACTED]" in str(echoed.value)
+    with OpenAICompatServer(_answer).serve_images() as open_server:
+        keyless = OpenAIImage(base_url=open_server.base_url, api_key_env="none", output_dir=str(tmp_path))
+        assert OpenAIImage.missing(keyless.settings) == []
+        assert keyless.understand([], "now planning for step 3") == "Done."
+        assert "authorization" not in open_server.requests_to()[0].headers
 
 
 def test_missing_key_names_the_variable(monkeypatch, tmp_path):
@@ -156,4 +296,44 @@ def test_maze_through_the_real_evaluator(model, server, puzzle_data, monkeypatch
         record = parse_output(sample["filtered_resps"][0]).record
         assert record.text == '<ANSWER_JSON>["right", "right"]</ANSWER_JSON>' and len(record.images) == 2
     edits = server.requests_to("/v1/images/edits")
-    assert len(edits) == 4 and all(len(e.body["files"]) >= 1 for e in edits)
+    assert len(edits) == 4 and all(len(e.body["files"]) >= 1 and "seed" in e.body["fields"] for e in edits)
+
+
+@pytest.mark.slow
+def test_a_cli_run_against_a_served_model_generates_and_scores_its_images(tmp_path, check_steps):
+    """``lmms-eval --model openai_image --model_args base_url=…`` on the jigsaw task (two edits of three input
+    images per item, then the answer) against the local server: exit 0, every sample's two images scored by
+    (tiny) DreamSim, each item's seed sent with both of its edits."""
+    from lmms_eval_unify.benchmarks import part
+    from lmms_eval_unify.benchmarks.uni_mmmu.jigsaw import METRICS_ENV
+    from lmms_eval_unify.metrics.tiny import TINY_DREAMSIM_TYPE, write_tiny_dreamsim_checkpoint
+
+    part("uni_mmmu", "offline.data").generate(tmp_path / "data", 3, seed=4)
+    (tmp_path / "dreamsim").mkdir()
+    write_tiny_dreamsim_checkpoint(tmp_path / "dreamsim")
+    dreamsim = {"backbone": TINY_DREAMSIM_TYPE, "weights": str(tmp_path / "dreamsim"), "device": "cpu"}
+    env = offline_env(tmp_path / "data", TEST_KEY=API_KEY, **{METRICS_ENV: json.dumps({"dreamsim": dreamsim})})
+    answer = fixed_reply('<FINAL_ANSWER_JSON>{"choice": 0, "rationale": "seams"}</FINAL_ANSWER_JSON>')
+    out = tmp_path / "run"
+    with OpenAICompatServer(answer, api_key=API_KEY, max_lifetime_s=900).serve_images() as server:
+        model_args = (f"model=served/model,chat_model=vlm,base_url={server.base_url},api_key_env=TEST_KEY,"
+                      "send_seed=true,size=64x64,timeout=60")  # fmt: skip
+        command = [str(BIN / "lmms-eval"), "--model", "openai_image", "--model_args", model_args,
+                   "--tasks", "uni_mmmu_jigsaw", "--output_path", str(out), "--log_samples"]  # fmt: skip
+        done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+        edits = server.requests_to("/v1/images/edits")
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = results_of(out)["uni_mmmu_jigsaw"]
+    samples = samples_of(out, "uni_mmmu_jigsaw")
+    assert len(samples) == 3 and results["invalid_outputs,none"] == 0
+    for sample in samples:
+        assert sample["invalid_outputs"] == "" and "image_failure" not in sample["details"]
+        assert (
+            isinstance(sample["details"]["distance"], float)
+            and sample["img_score"] == 1 - sample["details"]["distance"]
+        )
+        check_steps(sample, "openai_image")  # our record, both step images on disk and decodable
+    assert results["img_score,none"] == pytest.approx(sum(s["img_score"] for s in samples) / 3)
+    # step 1 edits the three inputs, step 2 the three and step 1's image (the protocol's history)
+    assert sorted(len(edit.body["files"]) for edit in edits) == [3, 3, 3, 4, 4, 4]
+    assert sorted(Counter(edit.body["fields"]["seed"] for edit in edits).values()) == [2, 2, 2]

@@ -11,7 +11,7 @@ from typing import Any
 
 import datasets
 
-from lmms_eval_unify.benchmarks.fixtures import png_cell
+from lmms_eval_unify.benchmarks.fixtures import FileListener, Written, png_cell
 from lmms_eval_unify.benchmarks.gapeval.offline.items import make_items
 from lmms_eval_unify.benchmarks.gapeval.spec import CATEGORIES
 
@@ -57,6 +57,9 @@ def write_rows(rows: list[dict[str, Any]], path: Path) -> Path:
     return path
 
 
-def generate(out_dir: str | Path, n: int, seed: int = 0) -> list[Path]:
-    """``n`` offline items of every category."""
-    return [write_rows(make_items(c, n, seed), category_path(out_dir, c)) for c in CATEGORIES]
+def generate(out_dir: str | Path, n: int, seed: int = 0, on_file: FileListener | None = None) -> list[Path]:
+    """``n`` offline items of every category; ``on_file`` hears each file as it is written."""
+    written = Written(on_file)
+    for category in CATEGORIES:
+        written.add(write_rows(make_items(category, n, seed), category_path(out_dir, category)))
+    return written.paths

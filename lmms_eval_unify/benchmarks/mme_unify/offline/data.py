@@ -23,7 +23,7 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageOps
 
-from lmms_eval_unify.benchmarks.fixtures import sample_photo, write_parquet
+from lmms_eval_unify.benchmarks.fixtures import FileListener, Written, sample_photo, write_parquet
 from lmms_eval_unify.benchmarks.mme_unify import vcot
 from lmms_eval_unify.benchmarks.mme_unify.spec import GENERATION, UNDERSTANDING, UNIFY_QA, VIDEO_UNDERSTANDING
 
@@ -280,25 +280,24 @@ UNIFY_QA_ROWS = {"IEE": iee_rows, "CSQ": csq_rows, "AL": al_rows, "SD": sd_rows}
 """The row builder of each unify QA subtask of the spec."""
 
 
-def generate(out_dir: str | Path, n: int, seed: int = 0) -> list[Path]:
-    """``n`` items of every generated subtask (see the module docstring)."""
+def generate(out_dir: str | Path, n: int, seed: int = 0, on_file: FileListener | None = None) -> list[Path]:
+    """``n`` items of every generated subtask (see the module docstring); ``on_file`` hears each parquet file
+    as it is written."""
     root = Path(out_dir) / "mme_unify"
     rng = random.Random(seed)
-    written = []
+    written = Written(on_file)
     for subtask in UNDERSTANDING:
         rows = understanding_rows(subtask, n, rng, root / subtask.lower() / "media")
         lists = ("image",) if subtask not in VIDEO_UNDERSTANDING else ()
-        written.append(write_parquet(rows, root / subtask.lower() / "test.parquet", image_lists=lists))
+        written.add(write_parquet(rows, root / subtask.lower() / "test.parquet", image_lists=lists))
     for subtask in GENERATION:
         rows = generation_rows(subtask, n, rng, root / subtask.lower() / "media")
         images = tuple(k for k in ("image", "edited_image") if k in rows[0])
-        written.append(write_parquet(rows, root / subtask.lower() / "test.parquet", images=images))
+        written.add(write_parquet(rows, root / subtask.lower() / "test.parquet", images=images))
     for subtask in UNIFY_QA:
         rows = UNIFY_QA_ROWS[subtask](n, rng)
-        written.append(
-            write_parquet(rows, root / subtask.lower() / "test.parquet", image_lists=("inputs", "candidates"))
-        )
-    written.append(
+        written.add(write_parquet(rows, root / subtask.lower() / "test.parquet", image_lists=("inputs", "candidates")))
+    written.add(
         write_parquet(
             vcot_rows(n, rng),
             root / "vcot" / "test.parquet",
@@ -306,4 +305,4 @@ def generate(out_dir: str | Path, n: int, seed: int = 0) -> list[Path]:
             image_lists=("step_images",),
         )
     )
-    return written
+    return written.paths

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from lmms_eval_unify.benchmarks.fixtures import write_parquet
+from lmms_eval_unify.benchmarks.fixtures import FileListener, Written, write_parquet
 from lmms_eval_unify.benchmarks.uni_mmmu.offline.code import generate_code_items
 from lmms_eval_unify.benchmarks.uni_mmmu.offline.geometry import generate_geometry_items
 from lmms_eval_unify.benchmarks.uni_mmmu.offline.science import generate_science_items
@@ -24,13 +24,20 @@ def write_rows(rows: list[dict[str, Any]], path: Path) -> Path:
     )
 
 
-def generate(out_dir: str | Path, n: int, seed: int = 0) -> list[Path]:
-    """``n`` items of every generated subtask."""
+ITEM_GENERATORS = {
+    "jigsaw": generate_jigsaw_items,
+    "geometry": generate_geometry_items,
+    "science": generate_science_items,
+    "code": generate_code_items,
+}
+"""Subtask -> ``(n, seed) -> rows``, beside the maze and sliding puzzles."""
+
+
+def generate(out_dir: str | Path, n: int, seed: int = 0, on_file: FileListener | None = None) -> list[Path]:
+    """``n`` items of every generated subtask; ``on_file`` hears each file as it is written."""
     root = Path(out_dir) / "uni_mmmu"
-    return [
-        *write_puzzles(root, n, n, seed),
-        write_rows(generate_jigsaw_items(n, seed), root / "jigsaw" / "test.parquet"),
-        write_rows(generate_geometry_items(n, seed), root / "geometry" / "test.parquet"),
-        write_rows(generate_science_items(n, seed), root / "science" / "test.parquet"),
-        write_rows(generate_code_items(n, seed), root / "code" / "test.parquet"),
-    ]
+    written = Written(on_file)
+    written.add(*write_puzzles(root, n, n, seed))
+    for subtask, make_items in ITEM_GENERATORS.items():
+        written.add(write_rows(make_items(n, seed), root / subtask / "test.parquet"))
+    return written.paths

@@ -14,7 +14,6 @@ file with both ``type`` values.
 from __future__ import annotations
 
 import base64
-import io
 import random
 import string
 from collections.abc import Callable
@@ -23,7 +22,7 @@ from pathlib import Path
 import datasets
 from PIL import Image, ImageDraw
 
-from lmms_eval_unify.benchmarks.fixtures import png_cell, sample_photo, write_parquet
+from lmms_eval_unify.benchmarks.fixtures import FileListener, Written, png_cell, sample_photo, write_parquet
 from lmms_eval_unify.benchmarks.unig2u.prompts import SCENES, SHAPES
 from lmms_eval_unify.benchmarks.unig2u.spec import (
     BABYVISION_FILE,
@@ -112,10 +111,10 @@ def chart(labels: list[str], values: list[int]) -> Image.Image:
     bars = axis.bar(labels, values, color="#4C72B0")
     axis.bar_label(bars)
     axis.set_title("Sales by product")
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png")
+    figure.canvas.draw()
+    image = Image.frombuffer("RGBA", figure.canvas.get_width_height(), figure.canvas.buffer_rgba()).convert("RGB")
     plt.close(figure)
-    return Image.open(buffer).convert("RGB")
+    return image
 
 
 def chartqa_rows(n: int, rng: random.Random) -> list[dict]:
@@ -305,18 +304,13 @@ def _write_babyvision(rows: list[dict], path: Path) -> Path:
     return path
 
 
-def _puzzles(root: Path, n: int, seed: int) -> list[Path]:
-    """Mazes and sliding puzzles (the shared generator) under the UniG2U file names."""
-    return [write_puzzle_set(name, n, seed, root / SUBTASKS[name].files[0]) for name in ("maze", "sliding")]
-
-
-def generate(out_dir: str | Path, n: int, seed: int = 0) -> list[Path]:
+def generate(out_dir: str | Path, n: int, seed: int = 0, on_file: FileListener | None = None) -> list[Path]:
     """``n`` items of every implemented subtask (VSP: ``n`` Google-map + ``n`` collision items; BabyVision:
-    ``n`` of each type in its one file)."""
+    ``n`` of each type in its one file); ``on_file`` hears each file as it is written."""
     root = Path(out_dir) / "unig2u"
     rng = random.Random(f"unig2u/{seed}")
     image = ("image",)
-    written: list[Path] = []
+    written = Written(on_file)
     writers: list[tuple[str, Callable[[], list[dict]], dict]] = [
         *[(f"realunify/{f}.parquet", lambda t=f: realunify_rows(n, rng, t), {"images": image})
           for f in REALUNIFY_FILES.values()],
@@ -335,20 +329,22 @@ def generate(out_dir: str | Path, n: int, seed: int = 0) -> list[Path]:
         ("phyx/phyx_mechanics100.parquet", lambda: phyx_rows(n, rng, "Mechanics"), {}),
     ]  # fmt: skip
     for relative, rows, kinds in writers:
-        written.append(write_parquet(rows(), root / relative, **kinds))
-    written.append(_write_babyvision(babyvision_rows(n, rng), root / BABYVISION_FILE))
+        written.add(write_parquet(rows(), root / relative, **kinds))
+    written.add(_write_babyvision(babyvision_rows(n, rng), root / BABYVISION_FILE))
     gmap, collision = vsp_rows(n, rng)
-    written.append(write_parquet(gmap, root / "vsp/vsp_google_map_50.parquet", ("example_image", "test_image")))
-    written.append(
+    written.add(write_parquet(gmap, root / "vsp/vsp_google_map_50.parquet", ("example_image", "test_image")))
+    written.add(
         write_parquet(collision, root / "vsp/vsp_collision_50.parquet", ("icon_image", "example_image", "test_image"))
     )
     jigsaw = [{k: item[k] for k in ("ref_image", "cand0_image", "cand1_image", "label")}
               for item in generate_jigsaw_items(n, seed)]  # fmt: skip
-    written.append(
+    written.add(
         write_parquet(
             [{**row, **{k: png_cell(row[k]) for k in ("ref_image", "cand0_image", "cand1_image")}} for row in jigsaw],
             root / SUBTASKS["jigsaw"].files[0],
             ("ref_image", "cand0_image", "cand1_image"),
         )
     )
-    return [*written, *_puzzles(root, n, seed)]
+    for name in ("maze", "sliding"):  # the shared puzzle generator under the UniG2U file names
+        written.add(write_puzzle_set(name, n, seed, root / SUBTASKS[name].files[0]))
+    return written.paths

@@ -1,0 +1,81 @@
+"""The reference judges behind one local endpoint: ``lmms-eval-unify judge serve``.
+
+Every benchmark with a judged task ships a ``reference_judge.py`` whose ``verdict(request)`` answers the
+judge prompts of its own generated offline items the way a correct judge would, and answers anything else
+without a JSON verdict. :func:`reference_verdict` asks each in registry order and returns the first JSON
+verdict. It is NO substitute for a real judge: it exists so that a judged task can be tried offline on
+generated data. Its model name, :data:`REFERENCE_JUDGE_MODEL`, is what the served samples record as their
+judge, so every table and gallery page built from them says so (``reports.comparability``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable
+from importlib.util import find_spec
+
+from lmms_eval_unify import benchmarks as registry
+from lmms_eval_unify.benchmarks import BENCHMARKS, part
+from lmms_eval_unify.judges.config import REFERENCE_JUDGE_MODEL
+from lmms_eval_unify.testing.openai_server import ChatRequest, OpenAICompatServer
+
+NOT_JUDGED = "The reference judge does not recognise this prompt: it judges generated offline items only."
+
+
+def reference_verdicts() -> list[Callable[[ChatRequest], str]]:
+    """Each registered benchmark's reference ``verdict``, in registry order."""
+    judged = [b for b in BENCHMARKS if find_spec(f"{registry.__name__}.{b}.reference_judge") is not None]
+    return [part(b, "reference_judge").verdict for b in judged]
+
+
+def reference_verdict(request: ChatRequest) -> str:
+    """The first benchmark reference judge's JSON verdict on the request, else a reply without one (the task
+    records ``judge_invalid``)."""
+    for verdict in reference_verdicts():
+        reply = verdict(request)
+        try:
+            if isinstance(json.loads(reply), dict):
+                return reply
+        except ValueError:
+            continue
+    return NOT_JUDGED
+
+
+def serve(port: int = 0, lifetime_s: float = 7 * 24 * 3600.0) -> OpenAICompatServer:
+    """Start the reference judges on 127.0.0.1:`port` (0 = a free port); the caller stops the server."""
+    return OpenAICompatServer(reference_verdict, max_lifetime_s=lifetime_s, port=port, record=False).start()
+
+
+def exports(server: OpenAICompatServer) -> list[str]:
+    """The shell lines that point lmms-eval-unify's judged tasks at a served reference judge."""
+    return [
+        f"export LMMS_EVAL_UNIFY_JUDGE_BASE_URL={server.base_url}",
+        f"export LMMS_EVAL_UNIFY_JUDGE_MODEL={REFERENCE_JUDGE_MODEL}",
+        "export LMMS_EVAL_UNIFY_JUDGE_API_KEY=none",
+    ]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``lmms-eval-unify judge serve [--port N]``: serve until interrupted."""
+    import argparse
+
+    parser = argparse.ArgumentParser(
+        prog="lmms-eval-unify judge",
+        description="Serve the reference judges (generated offline data only; NOT a real judge) on loopback.",
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    command = commands.add_parser("serve", help="start the reference judges and print what to export")
+    command.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
+    args = parser.parse_args(argv)
+    server = serve(args.port)
+    print("# reference judges (offline generated data only; tables will say so). In another shell:")
+    print("\n".join(exports(server)), flush=True)
+    try:
+        while server.running:
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.stop()
+    return 0
