@@ -123,3 +123,31 @@ def write_adapter_run(
     response = UnifiedOutput("text_only", text="A", root=str(root)).to_json()
     recorded = {task: [{"filtered_resps": [response], **row} for row in rows] for task, rows in tasks.items()}
     return write_configured_run(output_path, model, model_args, recorded, date_id)
+
+
+def maze_rows(n: int, score: float = 1.0) -> list[dict]:
+    return [{"text_step_acc": score, "input": f"maze {i}", "target": f"path {i}"} for i in range(n)]
+
+
+def judged(model: str, version: int = 1) -> dict:
+    judge = {"template_id": "uni_mmmu_geometry_image", "template_version": version, "model": model, "status": "ok"}
+    return {"img_acc": 1.0, "text_acc": 1.0, "invalid_outputs": "", "details": {"image": {"judge": judge}}}
+
+
+def edit_results(path: Path, **changes) -> None:
+    """Set top-level keys of a results file; `configs` and `config` are merged into what is there."""
+    results = json.loads(path.read_text())
+    for key, value in changes.items():
+        results[key] = {**results.get(key, {}), **value} if isinstance(value, dict) else value
+    path.write_text(json.dumps(results))
+
+
+def limited(path: Path, task: str, limit: int, n_dataset: int) -> None:
+    """Make a written run a ``--limit`` run of `task` over a dataset of `n_dataset` docs."""
+    edit_results(
+        path, config={"limit": limit, "offset": 0}, **{"n-samples": {task: {"original": n_dataset, "effective": limit}}}
+    )
+
+
+def versioned(path: Path, task: str, version: str, variant: str = "corrected") -> None:
+    edit_results(path, configs={task: {"metadata": {"version": version, "variant": variant}}})

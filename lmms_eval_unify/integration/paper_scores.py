@@ -12,7 +12,8 @@ model's row of the benchmark's first board (its paper table) into the results:
   ``paper (<qualifier>)``; a benchmark scored under other flags than its defaults adds them, ``paper --flag
   value`` (a run scored under several flag lists: the later ones add only the values that differ from the
   first's). ``"n,paper"`` is the number of samples of the benchmark's tasks in the run, which the leaderboard
-  reads.
+  reads, ``"invalid,paper"`` how many of them could not be scored, and ``"caveats,paper"`` (only when the run
+  asked part of a task's dataset, ``--limit``/``--offset``) says which, as the leaderboard's ``‡`` does.
 * the row: the run's group that holds all of the benchmark's tasks run (and nothing else), when the run has
   exactly one such top-level group; else a row named after the benchmark, listed in ``group_subtasks`` with
   the tasks it rolls up. The row is also put in ``results["groups"]``, so lmms-eval prints it in its groups
@@ -29,20 +30,34 @@ import argparse
 import json
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 
 from loguru import logger
 
 from lmms_eval_unify.benchmarks import BENCHMARKS, part
 from lmms_eval_unify.reports.boards import Finish, Options
+from lmms_eval_unify.reports.comparability import task_caveats
 from lmms_eval_unify.reports.leaderboard import display_labels, leaderboard_of, relabel
 from lmms_eval_unify.reports.render import cell_record
-from lmms_eval_unify.reports.results_io import TASK_PREFIXES, ModelResults, model_label
+from lmms_eval_unify.reports.results_io import (
+    TASK_PREFIXES,
+    UNSUPPORTED,
+    ModelResults,
+    RunInfo,
+    model_label,
+    task_run,
+)
 from lmms_eval_unify.scoring.samples import is_unsupported
 
 PAPER_FILTER = "paper"
 """The filter name of every paper-score key (``"<value key>,paper"``)."""
 N_KEY = "n"
 """The metric name of the number of samples behind a row's paper scores (``"n,paper"``)."""
+INVALID_KEY = "invalid"
+"""The metric name of the number of those samples that could not be scored (``"invalid,paper"``)."""
+CAVEATS_KEY = "caveats"
+"""The metric name of why the paper scores are not those of the full datasets (``"caveats,paper"``; absent when
+they are)."""
 UNLOGGED_KEYS = ("doc", "arguments")
 """Keys of an in-memory sample that lmms-eval drops when it writes the samples JSONL."""
 
@@ -75,6 +90,7 @@ def run_samples(results: Mapping, label: str) -> ModelResults:
             continue
         rows = sorted((logged_row(s) for s in samples), key=lambda r: r.get("doc_id", 0))
         model.samples[task] = rows
+        model.runs[task] = task_run(results, task, rows, RunInfo.of(results, Path()))
         if is_unsupported(rows):
             model.unsupported.add(task)
     return model
@@ -154,12 +170,27 @@ def add_paper_scores(results: dict, model_name: str | None = None) -> list[str]:
         try:
             values = paper_values([(flags, model_rows(finish, shown[label])) for flags, finish in finishes])
             if values:
-                n = sum(len(model.samples[t]) for t in target.tasks)
-                put_row(results, target, {**values, f"{N_KEY},{PAPER_FILTER}": n})
+                put_row(results, target, {**values, **sample_counts(model, target.tasks)})
                 written.append(target.row)
         except Exception as exc:  # noqa: BLE001
             _warn(target, exc)
     return written
+
+
+def sample_counts(model: ModelResults, tasks: Collection[str]) -> dict[str, int | str]:
+    """The honesty marks of a benchmark's paper scores in the run: ``n`` (samples read), ``invalid`` (those
+    that could not be scored) and, when the run's items are not the full datasets (``--limit``/``--offset``),
+    ``caveats`` saying so, as the leaderboard's ``‡`` notes do."""
+    failures = [reason for t in tasks for reason in model.failures(t) or [] if reason and reason != UNSUPPORTED]
+    counts: dict[str, int | str] = {
+        f"{N_KEY},{PAPER_FILTER}": sum(len(model.samples[t]) for t in tasks),
+        f"{INVALID_KEY},{PAPER_FILTER}": len(failures),
+    }
+    caveats = [reason for (_, task), reasons in task_caveats({model.model: model}).items() if task in tasks
+               for reason in reasons]  # fmt: skip
+    if caveats:
+        counts[f"{CAVEATS_KEY},{PAPER_FILTER}"] = "; ".join(caveats)
+    return counts
 
 
 def _warn(target: Target, exc: Exception) -> None:

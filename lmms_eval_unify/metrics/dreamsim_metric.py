@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+import torch.nn.functional as F
 from torchvision.transforms import InterpolationMode
 
 from lmms_eval_unify.metrics.config import ENV_PREFIX, MetricConfig, MissingWeightsError, as_config, env_value
@@ -40,7 +41,8 @@ _BACKBONE_FILES = {
 }
 
 
-def _model_settings(dreamsim_type: str) -> dict[str, Any]:
+def model_settings(dreamsim_type: str) -> dict[str, Any]:
+    """dreamsim's ``PerceptualModel`` arguments of a DreamSim type (ours add `clip_vitl14`, the tiny tests' type)."""
     from dreamsim.config import dreamsim_args
 
     settings = dreamsim_args["model_config"].get(dreamsim_type) or _EXTRA_TYPES.get(dreamsim_type)
@@ -58,6 +60,10 @@ def _lora_dir_name(dreamsim_type: str, model_types: list[str]) -> str:
 
 
 def _weights_dir(config: MetricConfig, required: list[str]) -> str:
+    if config.random_weights:  # the tiny random checkpoint (tiny-metrics switch), built in the cache on first use
+        from lmms_eval_unify.metrics.tiny import cached_tiny_dreamsim
+
+        return str(cached_tiny_dreamsim())
     candidates = [config.weights] if config.weights else []
     candidates += [env_value(_ENV_NAME) or f"${ENV_PREFIX}{_ENV_NAME} (unset)"]
     candidates += [os.path.join(os.path.expanduser("~"), ".cache", "dreamsim")]
@@ -76,7 +82,7 @@ def _weights_dir(config: MetricConfig, required: list[str]) -> str:
 
 def weights_dir(config: MetricConfig) -> str:
     """The folder holding every file DreamSim ``config.backbone`` needs (``MissingWeightsError`` if none)."""
-    model_types = _model_settings(config.backbone)["model_type"].split(",")
+    model_types = model_settings(config.backbone)["model_type"].split(",")
     lora_dir = _lora_dir_name(config.backbone, model_types)
     required = [f"{lora_dir}/adapter_config.json"] + [f for m in model_types for f in _BACKBONE_FILES.get(m, [])]
     return _weights_dir(config, required)
@@ -97,7 +103,7 @@ def load_dreamsim(config: MetricConfig) -> ImageEncoder:
     from dreamsim.model import PerceptualModel  # imported on first use, like every backbone library
     from peft import LoraConfig, PeftModel, get_peft_model
 
-    settings = _model_settings(config.backbone)
+    settings = model_settings(config.backbone)
     lora_dir = _lora_dir_name(config.backbone, settings["model_type"].split(","))
     directory = weights_dir(config)
     device = str(config.torch_device)
@@ -112,9 +118,14 @@ def load_dreamsim(config: MetricConfig) -> ImageEncoder:
         model = get_peft_model(model, lora)
         model = PeftModel.from_pretrained(model.base_model.model, os.path.join(directory, lora_dir)).to(device)
     model.eval().requires_grad_(False)
-    transform = ImageTransform(size=DREAMSIM_IMAGE_SIZE, resize_mode="squash", interpolation=InterpolationMode.BICUBIC)
+    official = config.variant == "official"
+    # 224 x 224 squash, bicubic, [0, 1]: official on the PIL image, bit for bit dreamsim's own `preprocess`
+    # (Resize((224, 224), BICUBIC) + ToTensor); standard batched on tensors on the device (docs/metrics.md).
+    transform = ImageTransform(DREAMSIM_IMAGE_SIZE, "squash", InterpolationMode.BICUBIC, pil=official)
 
     def embed(batch: torch.Tensor) -> torch.Tensor:
+        if official:  # one image per forward, as dreamsim's model(a, b): a batched forward rounds differently
+            return torch.cat([model.embed(image[None]) for image in batch])
         return model.embed(batch.clamp(0.0, 1.0))
 
     return ImageEncoder(config, transform, embed)
@@ -123,12 +134,25 @@ def load_dreamsim(config: MetricConfig) -> ImageEncoder:
 def dreamsim_distance(
     images_a: Sequence[ImageInput], images_b: Sequence[ImageInput], config: ConfigLike = None
 ) -> torch.Tensor:
-    """DreamSim distance 1 - cos(embeddings) per pair, float64 [N]; embeddings are cached by content hash."""
+    """DreamSim distance 1 - cos(embeddings) per pair, float64 [N]; embeddings are cached by content hash.
+
+    ``official`` (the default variant) computes what ``dreamsim.dreamsim()``'s ``model(preprocess(a),
+    preprocess(b))`` returns, bit for bit: PIL decoding and preprocessing, one image per forward, the float32
+    cosine on the metric device (so identical images may be +-1.2e-7 apart). ``standard`` preprocesses and
+    embeds in batches on the device and takes the cosine in float64 (identical images at exactly 0).
+    """
     if len(images_a) != len(images_b):
         raise ValueError("dreamsim_distance needs the same number of images on both sides")
-    encoder = get_backbone(as_config("dreamsim", config), load_dreamsim)
-    embeddings = torch.nn.functional.normalize(encoder.embed([*images_a, *images_b]).double(), dim=-1)
-    return 1.0 - (embeddings[: len(images_a)] * embeddings[len(images_a) :]).sum(dim=-1)
+    config = as_config("dreamsim", config)
+    embeddings = get_backbone(config, load_dreamsim).embed([*images_a, *images_b])
+    first, second = embeddings[: len(images_a)], embeddings[len(images_a) :]
+    if config.variant == "official":
+        device = config.torch_device
+        pairs = zip(first.to(device), second.to(device), strict=True)
+        distances = [1 - F.cosine_similarity(a[None], b[None], dim=-1) for a, b in pairs]  # one pair per call
+        return torch.cat(distances).double().cpu()
+    first, second = F.normalize(first.double(), dim=-1), F.normalize(second.double(), dim=-1)
+    return 1.0 - (first * second).sum(dim=-1)
 
 
 @dataclass(frozen=True)
@@ -172,7 +196,8 @@ def _jigsaw_distances(
         return []
     flat_generated = [image for images in generated for image in images]
     flat_references = [image for pair in references for image in pair]
-    return dreamsim_distance(flat_generated, flat_references, config).view(-1, 2).mean(dim=1).tolist()
+    pairs = dreamsim_distance(flat_generated, flat_references, config).view(-1, 2)
+    return ((pairs[:, 0] + pairs[:, 1]) / 2.0).tolist()
 
 
 def _jigsaw_item_distance(

@@ -109,7 +109,8 @@ class ImageEncoder:
             step = self.config.batch_size
             chunks = [indices[start : start + step] for start in range(0, len(indices), step)]
             device = self.config.torch_device
-            batches = prefetched(lambda chunk: decode_items([items[i] for i in chunk], device), chunks)
+            pil = self.transform.pil  # a PIL transform reproduces PIL pipelines: decode files with PIL too
+            batches = prefetched(lambda chunk: decode_items([items[i] for i in chunk], device, pil=pil), chunks)
             return torch.cat([self.embed_pixels(pixels) for pixels in batches])
 
         return self.cache.get_or_compute([item.key for item in items], compute)

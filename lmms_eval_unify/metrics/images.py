@@ -27,6 +27,7 @@ IMAGENET_STD = (0.229, 0.224, 0.225)
 _JPEG_MAGIC = b"\xff\xd8"
 DECODE_WORKERS_ENV = "LMMS_EVAL_UNIFY_DECODE_WORKERS"
 _T = TypeVar("_T")
+_Resizable = TypeVar("_Resizable", torch.Tensor, Image.Image)
 _R = TypeVar("_R")
 
 
@@ -96,11 +97,19 @@ def _pil_to_array(image: Image.Image) -> np.ndarray:
     return np.asarray(image.convert("RGB"), dtype=np.uint8).copy()
 
 
-def _decode_on_cpu(data: bytes) -> torch.Tensor:
-    try:
-        return decode_image(torch.frombuffer(bytearray(data), dtype=torch.uint8), mode=ImageReadMode.RGB)
-    except RuntimeError:  # formats torchvision cannot decode (e.g. BMP, TIFF) go through PIL
-        return torch.from_numpy(_pil_to_array(Image.open(io.BytesIO(data)))).permute(2, 0, 1)
+def _decode_with_pil(data: bytes) -> torch.Tensor:
+    return torch.from_numpy(_pil_to_array(Image.open(io.BytesIO(data)))).permute(2, 0, 1)
+
+
+def _decode_on_cpu(data: bytes, pil: bool) -> torch.Tensor:
+    if not pil:
+        try:
+            decoded = decode_image(torch.frombuffer(bytearray(data), dtype=torch.uint8), mode=ImageReadMode.RGB)
+        except RuntimeError:  # formats torchvision cannot decode (e.g. BMP, TIFF) go through PIL
+            decoded = None
+        if decoded is not None and decoded.dtype == torch.uint8:  # 16-bit PNGs come back uint16: PIL reads them
+            return decoded
+    return _decode_with_pil(data)
 
 
 def prefetched(function: Callable[[_T], _R], inputs: Sequence[_T]) -> Iterable[_R]:
@@ -120,20 +129,26 @@ def _prefetch_pool() -> ThreadPoolExecutor:
     return ThreadPoolExecutor(max_workers=1, thread_name_prefix="image-prefetch")
 
 
-def _host_pixels(item: ImageItem, pin: bool) -> torch.Tensor:
-    pixels = item.pixels if item.pixels is not None else _decode_on_cpu(item.encoded)
+def _host_pixels(item: ImageItem, pin: bool, pil: bool) -> torch.Tensor:
+    pixels = item.pixels if item.pixels is not None else _decode_on_cpu(item.encoded, pil)
     return pixels.pin_memory() if pin and pixels.device.type == "cpu" else pixels
 
 
-def decode_items(items: Sequence[ImageItem], device: torch.device, workers: int | None = None) -> list[torch.Tensor]:
+def decode_items(
+    items: Sequence[ImageItem], device: torch.device, workers: int | None = None, pil: bool = False
+) -> list[torch.Tensor]:
     """Decode items to uint8 [3,H,W] tensors on `device`.
 
     On CUDA, JPEG files are decoded on the GPU in one call; other files are decoded by `workers` threads
-    (default `decode_workers()`) into pinned memory and copied without blocking.
+    (default `decode_workers()`) into pinned memory and copied without blocking. `pil=True` decodes every
+    file on the host as ``Image.open(file).convert("RGB")`` does (what PIL-based reference scripts read;
+    torchvision differs on e.g. 16-bit PNGs).
     """
     out: list[torch.Tensor | None] = [None] * len(items)
     gpu_jpeg = [
-        i for i, it in enumerate(items) if device.type == "cuda" and it.encoded and it.encoded[:2] == _JPEG_MAGIC
+        i
+        for i, it in enumerate(items)
+        if not pil and device.type == "cuda" and it.encoded and it.encoded[:2] == _JPEG_MAGIC
     ]
     if gpu_jpeg:
         data = [torch.frombuffer(bytearray(items[i].encoded), dtype=torch.uint8) for i in gpu_jpeg]
@@ -141,7 +156,7 @@ def decode_items(items: Sequence[ImageItem], device: torch.device, workers: int 
             out[i] = pixels
     on_host = [i for i in range(len(items)) if out[i] is None]
     pin = device.type == "cuda" and torch.cuda.is_available()
-    decoded = parallel_map(lambda i: _host_pixels(items[i], pin), on_host, workers)
+    decoded = parallel_map(lambda i: _host_pixels(items[i], pin, pil), on_host, workers)
     for i, pixels in zip(on_host, decoded, strict=True):
         out[i] = pixels.to(device, non_blocking=True)
     return out  # type: ignore[return-value]
@@ -161,7 +176,10 @@ class ImageTransform:
 
     `resize_mode`: "shortest_crop" (resize the short side to `size`, centre-crop; CLIP eval transform),
     "squash" (resize to size x size, aspect not kept) or "none". The result is float in [0,1], then
-    normalised by mean/std when given.
+    normalised by mean/std when given. `pil=False` resizes the batch as tensors on its device (antialiased;
+    within a few uint8 steps of PIL); `pil=True` resizes each image as a PIL image and scales it on the CPU,
+    bit for bit what torchvision's ``Resize``/``CenterCrop`` + ``ToTensor`` (+ ``Normalize``) give on that
+    PIL image, then moves the result to the batch's device.
     """
 
     size: int
@@ -170,15 +188,28 @@ class ImageTransform:
     antialias: bool = True
     mean: tuple[float, float, float] | None = None
     std: tuple[float, float, float] | None = None
+    pil: bool = False
 
     def __call__(self, batch: torch.Tensor) -> torch.Tensor:
+        if not self.pil:
+            return self._scale(self._resize(batch))
+        if batch.dtype != torch.uint8:
+            raise ValueError(f"the PIL transform takes uint8 images, got {batch.dtype}")
+        resized = [TF.pil_to_tensor(self._resize(TF.to_pil_image(image))) for image in batch.cpu()]
+        return self._scale(torch.stack(resized)).to(batch.device)
+
+    def _resize(self, images: _Resizable) -> _Resizable:
+        """Resize a tensor batch or one PIL image (torchvision's functional API dispatches on the type)."""
         if self.resize_mode == "shortest_crop":
-            batch = TF.resize(batch, [self.size], interpolation=self.interpolation, antialias=self.antialias)
-            batch = TF.center_crop(batch, [self.size, self.size])
-        elif self.resize_mode == "squash":
-            batch = TF.resize(batch, [self.size, self.size], interpolation=self.interpolation, antialias=self.antialias)
-        elif self.resize_mode != "none":
+            images = TF.resize(images, [self.size], interpolation=self.interpolation, antialias=self.antialias)
+            return TF.center_crop(images, [self.size, self.size])
+        if self.resize_mode == "squash":
+            return TF.resize(images, [self.size, self.size], interpolation=self.interpolation, antialias=self.antialias)
+        if self.resize_mode != "none":
             raise ValueError(f"unknown resize_mode {self.resize_mode!r}")
+        return images
+
+    def _scale(self, batch: torch.Tensor) -> torch.Tensor:
         batch = batch.float() / 255.0 if batch.dtype == torch.uint8 else batch.float()
         if self.mean is not None:
             batch = TF.normalize(batch, list(self.mean), list(self.std))

@@ -28,10 +28,11 @@ from typing import Protocol
 
 from PIL import Image
 
+from lmms_eval_unify import gate
 from lmms_eval_unify.benchmarks import BENCHMARKS, part
 from lmms_eval_unify.integration.task import DATA_DIR_ENV
-from lmms_eval_unify.output.media_reader import read_image_file
-from lmms_eval_unify.output.record import parse_output
+from lmms_eval_unify.output.media_reader import DECODE_ERRORS, read_image_file
+from lmms_eval_unify.output.record import UnifiedOutput, parse_output
 from lmms_eval_unify.reports.gallery import RunInfo, doc_row, load_runs, media_roots, resolve_image
 from lmms_eval_unify.scoring.samples import sample_unsupported
 
@@ -65,25 +66,50 @@ class ExportReport:
             self.fail(f"{key} (judge)" if invalid.startswith(JUDGE_FAILURE_PREFIX) else key)
 
 
+NO_FILE, MISSING, UNREADABLE = "no file", "missing", "unreadable"
+"""Why a file of a record was not read: the record names none; it is not in the run's media folders (or the path
+leaves them); it is there but does not pass the scorers' checked reader (not an image, truncated, too large)."""
+UNSUPPORTED = "unsupported"
+"""The ``record_failure`` of a sample the model cannot answer (its metrics are None: left out of the means)."""
+
+
 @dataclass
 class SampleOutput:
     """One sample's model output: text, the resolved generated images (None = missing/unreadable), steps, the
     model-side failure reason ('' when the output is usable) and a judge failure ('' when none): a judge that
-    failed or answered nonsense leaves the model's output complete, so it is exported as such and only counted."""
+    failed or answered nonsense leaves the model's output complete, so it is exported as such and only counted.
+    ``record`` is the parsed record, ``record_failure`` why none of it is scored ('' when it is: a malformed
+    record, a model error, an unsupported sample) and :meth:`read` reads any file it names."""
 
     text: str
     images: list[bytes | None]
     steps: list[tuple[str, bytes | None]]
     failure: str
     judge_failure: str = ""
+    record: UnifiedOutput = field(default_factory=lambda: UnifiedOutput("unknown"))
+    record_failure: str = ""
+    roots: list[Path] = field(default_factory=list)
+
+    def read(self, relative: str | None) -> tuple[bytes | None, str]:
+        """A file the record names: its checked bytes and ``""``, or None and why (:data:`NO_FILE`,
+        :data:`MISSING`, :data:`UNREADABLE`)."""
+        if not relative:
+            return None, NO_FILE
+        path = resolve_image(relative, self.roots)
+        if path is None:
+            return None, MISSING
+        data = _read_checked(path, self.roots)
+        return (data, "") if data is not None else (None, UNREADABLE)
 
 
-def _read_checked(path: Path | None) -> bytes | None:
-    if path is None:
-        return None
+def _read_checked(path: Path, roots: Sequence[Path]) -> bytes | None:
+    """The bytes of an image that passes the scorers' reader: the checked file, fully decodable."""
     try:
-        return read_image_file(path)
-    except (OSError, ValueError, SyntaxError, Image.DecompressionBombError):
+        data = read_image_file(path, roots)
+        with Image.open(io.BytesIO(data)) as image:
+            image.load()
+        return data
+    except (gate.Refused, *DECODE_ERRORS):
         return None
 
 
@@ -93,23 +119,21 @@ def sample_output(row: Mapping, run: RunInfo) -> SampleOutput:
     raw = raw[0] if isinstance(raw, list) and raw else raw
     parsed = parse_output(raw if isinstance(raw, str) else json.dumps(raw))
     record = parsed.record
-    roots = media_roots(record.root, run.run_dirs)
-
-    def image(relative: str | None) -> bytes | None:
-        return _read_checked(resolve_image(relative, roots)) if relative else None
-
-    images = [image(p) for p in record.images]
-    steps = [(s.text, image(s.image)) for s in record.steps]
+    output = SampleOutput(record.text, [], [], "", record=record, roots=media_roots(record.root, run.run_dirs))
+    output.images = [output.read(p)[0] for p in record.images]
+    output.steps = [(s.text, output.read(s.image)[0]) for s in record.steps]
     invalid = str(row.get("invalid_outputs") or "")
-    judge = invalid if invalid.startswith(JUDGE_FAILURE_PREFIX) else ""
+    output.judge_failure = invalid if invalid.startswith(JUDGE_FAILURE_PREFIX) else ""
+    output.record_failure = parsed.failure.reason if parsed.failure else UNSUPPORTED if parsed.unsupported else ""
     reasons = [
-        "" if judge else invalid,
+        "" if output.judge_failure else invalid,
         parsed.failure.reason if parsed.failure else "",
         record.error or "",
         "unsupported" if sample_unsupported(row) else "",
-        "missing or unreadable image" if any(i is None for i in images) else "",
+        "missing or unreadable image" if any(i is None for i in output.images) else "",
     ]
-    return SampleOutput(record.text, images, steps, "; ".join(r for r in reasons if r), judge)
+    output.failure = "; ".join(r for r in reasons if r)
+    return output
 
 
 def write_image(data: bytes | None, path: Path, report: ExportReport) -> Path | None:
@@ -213,10 +237,15 @@ class BenchmarkExport(Protocol):
 # --- command --------------------------------------------------------------------------------------
 
 
+NOT_COMPARABLE_FILE = "NOT_COMPARABLE.txt"
+"""Written beside an export of offline trials (reference judge, tiny metrics): which runs, and why."""
+
+
 def export(run_dirs: Sequence[Path], benchmark: str, out: Path, data_dir: Path | None = None) -> ExportReport:
     """Write the runs under ``run_dirs`` in ``benchmark``'s format under ``out`` (its export module's
     :class:`BenchmarkExport`). ``data_dir`` (the local-data folder) adds the docs' fields and reference files
-    that the released image metrics need."""
+    that the released image metrics need. Runs that were offline trials (reference judge, tiny metrics) are
+    named, with why, in the notes and in ``NOT_COMPARABLE.txt``."""
     report = ExportReport()
     docs = DocSource(data_dir)
     runs = load_runs(run_dirs)
@@ -227,6 +256,11 @@ def export(run_dirs: Sequence[Path], benchmark: str, out: Path, data_dir: Path |
             "reference images and ids"
         )
     benchmark_export.export(runs, out, report, docs)
+    trials = [f"{run.label}: {trial}" for run in runs for trial in run.trials]
+    if trials and out.is_dir():
+        report.notes += trials
+        (out / NOT_COMPARABLE_FILE).write_text("\n".join(trials) + "\n", encoding="utf-8")
+        report.files.append(out / NOT_COMPARABLE_FILE)
     return report
 
 

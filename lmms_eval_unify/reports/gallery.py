@@ -20,16 +20,19 @@ import json
 import os
 import sys
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from PIL import Image, UnidentifiedImageError
+from PIL import Image
 
+from lmms_eval_unify import gate
+from lmms_eval_unify.integration.rescore import saved_media_roots
 from lmms_eval_unify.integration.task import DATA_DIR_ENV
-from lmms_eval_unify.output.media_reader import UnsafePathError, read_image_file, resolve_media_path
+from lmms_eval_unify.output.media_reader import DECODE_ERRORS, check_image_bytes, read_image_file
 from lmms_eval_unify.output.record import parse_output
-from lmms_eval_unify.reports.results_io import find_results_files, load_results, model_label
+from lmms_eval_unify.reports.comparability import offline_stand_ins
+from lmms_eval_unify.reports.results_io import load_results
 from lmms_eval_unify.scoring.samples import sample_unsupported
 
 THUMB_PX = 256
@@ -73,10 +76,11 @@ class MediaSite:
         if key in self.done:
             return self.done[key]
         try:
+            check_image_bytes(data, "an image")
             with Image.open(io.BytesIO(data)) as image:
                 image.load()
                 thumb = image.convert("RGBA" if image.mode in ("RGBA", "LA", "P") else "RGB")
-        except (UnidentifiedImageError, OSError, ValueError, Image.DecompressionBombError):
+        except (gate.Refused, *DECODE_ERRORS):
             return None
         full = f"media/full/{key}.png"
         small = f"media/thumb/{key}.png"
@@ -89,12 +93,12 @@ class MediaSite:
         self.done[key] = {"full": full, "thumb": small}
         return self.done[key]
 
-    def add_file(self, path: Path) -> dict[str, str] | None:
-        """Like :meth:`add` for a file, read with the scorers' checks (regular file, size, pixel and
-        structure limits); None when it fails them."""
+    def add_file(self, path: Path, roots: Sequence[Path]) -> dict[str, str] | None:
+        """Like :meth:`add` for a file inside ``roots``, read with the scorers' checks (the gate: confined,
+        regular file, size; pixel and structure limits); None when it fails them."""
         try:
-            return self.add(read_image_file(path))
-        except (OSError, ValueError, SyntaxError, Image.DecompressionBombError):
+            return self.add(read_image_file(path, roots))
+        except (gate.Refused, *DECODE_ERRORS):
             return None
 
 
@@ -106,18 +110,30 @@ class RunInfo:
     samples: dict[str, list[dict]]
     configs: dict[str, dict]
     run_dirs: list[Path]
+    trials: list[str] = field(default_factory=list)
+    """Why its numbers are offline trials, not measurements (``comparability.offline_stand_ins``)."""
+    results_files: list[Path] = field(default_factory=list)
+    """The results files of this configuration (its own, never another configuration's in the same folder)."""
 
 
 def load_runs(paths: Sequence[Path]) -> list[RunInfo]:
-    """Every model label found under the folders, with its task configs (for metric lists and data paths)."""
-    models = load_results(paths)
-    configs: dict[str, dict[str, dict]] = {}
-    for results_file in find_results_files(paths):
-        results = json.loads(results_file.read_text(encoding="utf-8"))
-        configs.setdefault(model_label(results), {}).update(results.get("configs", {}))
-    return [
-        RunInfo(label, m.samples, configs.get(label, {}), [s.parent for s in m.sources]) for label, m in models.items()
-    ]
+    """Every model configuration found under the folders (``load_results``), with the task configs of its own
+    results files (for metric lists and data paths) and what made its runs offline trials."""
+    runs = []
+    for label, model in load_results(paths).items():
+        configs: dict[str, dict] = {}
+        for results_file in model.sources:
+            try:
+                results = gate.read_json(results_file, "data_file", [results_file.parent])
+            except gate.Refused as refused:
+                print(f"warning: skipped {refused}", file=sys.stderr)
+                continue
+            if isinstance(results, dict) and isinstance(results.get("configs"), dict):
+                configs.update(results["configs"])
+        trials = sorted({caveat for run in model.runs.values() for caveat in offline_stand_ins(run)})
+        folders = [s.parent for s in model.sources]
+        runs.append(RunInfo(label, model.samples, configs, folders, trials, list(model.sources)))
+    return runs
 
 
 def metric_names(config: Mapping, row: Mapping) -> list[str]:
@@ -174,22 +190,29 @@ def _jsonable(value: object) -> object:
 
 
 def media_roots(record_root: str, run_dirs: Sequence[Path]) -> list[Path]:
-    """Where a record's media may be: its own root when that lies inside a run folder, or the same model
-    folder under ``unify_media`` beside the results file or one level up (the run folder was moved or copied
-    since). A root elsewhere is never read: a record cannot make the gallery copy files from outside."""
+    """Where a record's media may be: its own root, or the folder of the same name in the run's media folders
+    (the run folder was moved or copied since), each kept only when it lies inside the run's media folders
+    (:func:`~lmms_eval_unify.integration.rescore.saved_media_roots`, the rule ``score`` follows too). A record
+    cannot make the gallery or an export read anything else, the run folder and its parent included."""
     if not record_root:
         return []
-    bases = [base.resolve() for d in run_dirs for base in (d, d.parent)]
-    name = Path(record_root).name
-    own = [Path(record_root)] if any(Path(record_root).resolve().is_relative_to(b) for b in bases) else []
-    return [*own, *(base / "unify_media" / name for base in bases)]
+    allowed = saved_media_roots(run_dirs)
+    candidates = [Path(record_root), *(base / Path(record_root).name for base in allowed)]
+    roots = []
+    for candidate in candidates:
+        try:
+            roots.append(gate.confine(candidate, allowed))
+        except gate.Refused:
+            continue
+    return list(dict.fromkeys(roots))
 
 
 def resolve_image(relative: str, roots: Sequence[Path]) -> Path | None:
+    """The first file ``relative`` names under one of ``roots`` (never outside them), or None."""
     for root in roots:
         try:
-            candidate = resolve_media_path(root, relative)
-        except UnsafePathError:
+            candidate = gate.join(root, relative)
+        except gate.Refused:
             return None
         if candidate.is_file():
             return candidate
@@ -208,7 +231,7 @@ def output_view(row: Mapping, run: RunInfo, site: MediaSite) -> dict:
         if not path:
             return None
         found = resolve_image(path, roots)
-        media = site.add_file(found) if found else None
+        media = site.add_file(found, roots) if found else None
         return media or {"missing": path}
 
     step_images = {s.image for s in record.steps if s.image}
@@ -233,7 +256,7 @@ def doc_row(config: Mapping, doc_id: int, data_dir: Path | None, cache: dict) ->
     benchmark = (config.get("metadata") or {}).get("benchmark")
     path = data_dir / str(benchmark) / str(config.get("dataset_name")) / f"{config.get('test_split')}.parquet"
     if path not in cache:
-        cache[path] = _read_parquet(path)
+        cache[path] = _read_parquet(path, data_dir)
     table = cache[path]
     if table is None or not 0 <= doc_id < len(table):
         return None
@@ -257,12 +280,16 @@ def doc_images(config: Mapping, doc_id: int, data_dir: Path | None, site: MediaS
     return out
 
 
-def _read_parquet(path: Path) -> list[dict] | None:
-    if not path.is_file():
-        return None
+def _read_parquet(path: Path, data_dir: Path) -> list[dict] | None:
+    """The rows of a data-folder parquet (through the gate: inside ``data_dir``, a regular file), or None when
+    it is absent or unreadable."""
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    return pq.read_table(path).to_pylist()
+    try:
+        return pq.read_table(gate.check_file(path, "data_file", [data_dir])).to_pylist()
+    except (gate.Refused, pa.ArrowException, OSError):
+        return None
 
 
 def sample_view(row: Mapping, metrics: Sequence[str], headline: str | None, run: RunInfo, site: MediaSite) -> dict:
@@ -349,6 +376,7 @@ def build_gallery(
         )
     reasons = sorted({f for d in docs for v in d["answers"] for f in v["failures"]})
     return {
+        "notices": [f"{run.label}: {trial}." for run in runs for trial in run.trials],
         "runs": [r.label for r in runs],
         "tasks": sorted(per_task),
         "headlines": {t: h for t, (_, h) in heads.items() if t in per_task},
@@ -365,7 +393,8 @@ def write_site(data: Mapping, site_dir: Path, title: str) -> Path:
     (site_dir / "data.js").write_text(f"window.GALLERY = {text};\n", encoding="utf-8")
     index = site_dir / "index.html"
     page = resources.files(__package__).joinpath("gallery_page.html").read_text(encoding="utf-8")
-    index.write_text(page.replace("__TITLE__", html.escape(title)), encoding="utf-8")
+    notices = "".join(f'<p class="missing"><b>{html.escape(n)}</b></p>' for n in data.get("notices", ()))
+    index.write_text(page.replace("__TITLE__", html.escape(title)).replace("__NOTICES__", notices), encoding="utf-8")
     return index
 
 

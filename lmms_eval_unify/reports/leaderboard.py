@@ -1,7 +1,9 @@
 """`lmms-eval-unify leaderboard`: rebuild the papers' leaderboards from lmms-eval result folders.
 
 Writes Markdown (printed and ``leaderboard.md``), one CSV per table, ``leaderboard.tex`` (booktabs tables),
-``leaderboard.html`` and each figure as ``figure_NN.{png,svg,pdf}`` (PNG at 300 dpi). A row is one model
+``leaderboard.html``, each figure as ``figure_NN.{png,svg,pdf}`` and ``manifest.json``, every row's full recipe
+(``reports.manifest``). Cells whose samples are not comparable are marked ``‡`` with a note saying how
+(``reports.comparability``); ``--strict`` refuses to write a table with such a cell. A row is one model
 configuration (``results_io``): labels are the names lmms-eval recorded, followed by the arguments that differ
 when one model ran in several configurations (``echo_painter (seed=1)``), renamed by ``--labels`` (or by names
 a benchmark's own flags supply, such as a ``labels:`` map in the pairs file) under the recorded name, the
@@ -25,8 +27,14 @@ import yaml
 
 from lmms_eval_unify.benchmarks import BENCHMARKS, part
 from lmms_eval_unify.reports.boards import BenchmarkLeaderboard, Board, Figure, Options
+from lmms_eval_unify.reports.comparability import mark_boards, strict_errors, task_caveats
+from lmms_eval_unify.reports.manifest import MANIFEST, write_manifest
 from lmms_eval_unify.reports.render import html_page, latex, markdown, write_csv
-from lmms_eval_unify.reports.results_io import ModelResults, load_results, short_name
+from lmms_eval_unify.reports.results_io import REQUEST_LOG_KEYS, ModelResults, ShardError, load_results, short_name
+
+EXIT_NOT_COMPARABLE = 3
+"""Exit status of ``--strict`` when a cell is not comparable."""
+MANIFEST_NOTE = f"Every row's recipe (runs, model arguments, seeds, judges, items, versions): {MANIFEST}."
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -49,6 +57,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0, help="seed of the bootstrap and split-half draws")
     parser.add_argument("--split-half", action="store_true", help="score two random halves, report rank agreement")
     parser.add_argument("--no-plots", action="store_true", help="skip the matplotlib figures")
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse (exit 3, nothing written) when any cell is marked ‡: its samples come from a --limit/--offset "
+        "run, or its items, scorer version, variant or judges differ from the other rows'",
+    )
     for benchmark in BENCHMARKS:
         leaderboard_of(benchmark).add_arguments(parser)
     return parser
@@ -153,8 +167,8 @@ def build(
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        models = load_results(args.run_dirs)
-    except FileNotFoundError as err:
+        models = load_results(args.run_dirs, drop=REQUEST_LOG_KEYS)
+    except (FileNotFoundError, ShardError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     benchmarks = BENCHMARKS if args.benchmark == "all" else (args.benchmark,)
@@ -168,16 +182,26 @@ def main(argv: list[str] | None = None) -> int:
     for line in configurations_note(models, shown):
         print(line, file=sys.stderr)
     aliases = label_aliases(models, shown)
+    recorded = {shown[name]: m for name, m in models.items()}
     models = relabel(models, shown)
     options = Options(replicates=args.bootstrap, seed=args.seed, split_half=args.split_half)
     boards, figures = build(models, aliases, args, benchmarks, options, plots=not args.no_plots)
     if not boards:
         print(f"error: no samples for --benchmark {args.benchmark} under the given folders", file=sys.stderr)
         return 1
+    mark_boards(boards, task_caveats(models))
+    if args.strict and (errors := strict_errors(boards)):
+        for line in errors:
+            print(f"error: not comparable: {line}", file=sys.stderr)
+        print(f"error: --strict: {len(errors)} cells are not comparable; nothing written", file=sys.stderr)
+        return EXIT_NOT_COMPARABLE
+    for board in boards:
+        board.notes.append(MANIFEST_NOTE)
     text = "\n".join(markdown(b) for b in boards)
     print(text)
     out = args.output_dir
     out.mkdir(parents=True, exist_ok=True)
+    write_manifest(recorded, ["lmms-eval-unify", "leaderboard", *(sys.argv[1:] if argv is None else argv)], out)
     (out / "leaderboard.md").write_text(text, encoding="utf-8")
     for board in boards:
         write_csv(board, out / f"{board.key}.csv")

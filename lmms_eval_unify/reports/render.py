@@ -1,8 +1,9 @@
 """Render boards as Markdown, CSV, LaTeX and one self-contained HTML page (figures embedded as PNG data URIs).
 
-A cell none of whose samples could be scored prints '—' and a cell with some invalid samples its value and
-'†'; the notes under the board say which cells and why (:func:`sample_notes`). The CSV (and
-:func:`board_record`, for JSON) carries every cell's value, clipped interval and samples.
+A cell none of whose samples could be scored prints '—', a cell with some invalid samples its value and '†',
+a cell whose samples are not comparable with the other rows' (``reports.comparability``) adds '‡'; the notes
+under the board say which cells and why (:func:`sample_notes`, :func:`caveat_notes`). The CSV (and
+:func:`board_record`, for JSON) carries every cell's value, clipped interval, samples and caveats.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ UNSCORED = "—"
 """A value none of whose samples could be scored (all invalid, or the model could not run them)."""
 PARTLY_INVALID = "†"
 """Marks a value some of whose samples could not be scored."""
+NOT_COMPARABLE = "‡"
+"""Marks a value whose samples are not comparable with the other rows' or the full dataset (``Row.caveats``)."""
 
 
 def fmt(value: float | None) -> str:
@@ -30,11 +33,12 @@ def fmt(value: float | None) -> str:
 
 def value_text(row: Row, key: str) -> str:
     """One value as a table prints it: '—' when none of its samples was scored, else the number ('-' if
-    missing), with '†' when some of its samples were invalid."""
+    missing), with '†' when some of its samples were invalid; '‡' when its samples are not comparable."""
     value, cell = row.values.get(key), row.cells.get(key)
+    mark = NOT_COMPARABLE if row.caveats.get(key) else ""
     if cell is not None and cell.unscored:
-        return UNSCORED
-    return fmt(value) + (PARTLY_INVALID if value is not None and cell is not None and cell.n_invalid else "")
+        return UNSCORED + mark
+    return fmt(value) + (PARTLY_INVALID if value is not None and cell is not None and cell.n_invalid else "") + mark
 
 
 def cell_text(row: Row, keys: tuple[str, ...]) -> str:
@@ -80,9 +84,20 @@ def sample_notes(board: Board) -> list[str]:
     return lines + [f"{PARTLY_INVALID} {row} / {', '.join(cols)}: {why}." for (row, why), cols in partial.items()]
 
 
+def caveat_notes(board: Board) -> list[str]:
+    """The lines under a board that explain its '‡' cells: per row and set of caveats, the columns."""
+    marked: dict[tuple[str, tuple[str, ...]], list[str]] = {}
+    for row in board.rows:
+        for header, keys in board.columns:
+            for key in keys:
+                if reasons := row.caveats.get(key):
+                    marked.setdefault((row.label, reasons), []).append(header if len(keys) == 1 else key)
+    return [f"{NOT_COMPARABLE} {row} / {', '.join(cols)}: {'; '.join(why)}." for (row, why), cols in marked.items()]
+
+
 def all_notes(board: Board) -> list[str]:
-    """The board's own notes, then :func:`sample_notes`."""
-    return [*board.notes, *sample_notes(board)]
+    """The board's own notes, then :func:`sample_notes` and :func:`caveat_notes`."""
+    return [*board.notes, *sample_notes(board), *caveat_notes(board)]
 
 
 def cell_record(board: Board, row: Row, key: str) -> dict:
@@ -99,6 +114,8 @@ def cell_record(board: Board, row: Row, key: str) -> dict:
     if cell is not None:
         record |= {"n": cell.n, "invalid": cell.n_invalid, "unsupported": cell.unsupported}
         record["reasons"] = dict(cell.invalid)
+    if key in row.caveats:
+        record["caveats"] = list(row.caveats[key])
     return record
 
 
@@ -136,13 +153,15 @@ SAMPLE_COLUMNS = ("n", "invalid", "unsupported")
 
 def write_csv(board: Board, path: Path) -> None:
     """One row per model; every value key ('-' when missing or unscored), plus `<key> ci_low/ci_high` where
-    an interval exists (clipped to the key's range) and `<key> n/invalid/unsupported` where the value is built
-    from samples."""
+    an interval exists (clipped to the key's range), `<key> n/invalid/unsupported` where the value is built
+    from samples and `<key> caveats` where some row's value is not comparable ('; '-joined, '' for none)."""
     keys = board.value_keys()
     with_ci = [k for k in keys if any(r.intervals.get(k) for r in board.rows)]
     with_samples = [k for k in keys if any(k in r.cells for r in board.rows)]
+    with_caveats = [k for k in keys if any(k in r.caveats for r in board.rows)]
     header = [f"{k} {side}" for k in with_ci for side in ("ci_low", "ci_high")]
     header += [f"{k} {count}" for k in with_samples for count in SAMPLE_COLUMNS]
+    header += [f"{k} caveats" for k in with_caveats]
     with path.open("w", newline="", encoding="utf-8") as f:
         writer = csv.writer(f)
         writer.writerow(["model", *keys, *header])
@@ -154,6 +173,7 @@ def write_csv(board: Board, path: Path) -> None:
                     *(_csv_number(cells[k]["value"]) for k in keys),
                     *(_csv_number(cells[k][side]) for k in with_ci for side in ("ci_low", "ci_high")),
                     *(cells[k].get(count, MISSING) for k in with_samples for count in SAMPLE_COLUMNS),
+                    *("; ".join(cells[k].get("caveats", ())) for k in with_caveats),
                 ]
             )
 
@@ -183,6 +203,7 @@ LATEX_SPECIAL = {
     "±": r"$\pm$",
     UNSCORED: "---",
     PARTLY_INVALID: r"\textsuperscript{\dag}",
+    NOT_COMPARABLE: r"\textsuperscript{\ddag}",
 }
 
 

@@ -38,8 +38,12 @@ def _as_float(value: float | str | list[object] | dict[str, object] | None) -> f
 
 
 def field(rows: Sequence[Mapping], key: str, missing: Literal["zero", "skip"]) -> np.ndarray:
-    """Per-sample values of `key`; an absent/NaN value becomes 0 (`"zero"`, counts as wrong) or NaN (`"skip"`)."""
-    values = np.fromiter((_as_float(row.get(key)) for row in rows), dtype=float, count=len(rows))
+    """Per-sample values of `key`; an absent/NaN value becomes 0 (`"zero"`, counts as wrong) or NaN (`"skip"`).
+    Rows stored by column (with a ``column(key)`` method, as ``reports.results_io.SampleRows``) hand over the
+    column instead of building every row."""
+    column = getattr(rows, "column", None)
+    raw = column(key) if callable(column) else (row.get(key) for row in rows)
+    values = np.fromiter(map(_as_float, raw), dtype=float, count=len(rows))
     if missing == "zero":
         values = np.nan_to_num(values, nan=0.0)
     return values

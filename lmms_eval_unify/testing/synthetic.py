@@ -42,7 +42,7 @@ def write_run(output_path: Path, model: str, tasks: dict[str, list[dict]], date_
         metrics = {k for row in rows for k, v in row.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
         results[task] = {
             "alias": task,
-            **{f"{k},none": float(np.mean([r.get(k, 0.0) for r in rows])) for k in sorted(metrics)},
+            **{f"{k},none": float(np.mean([r.get(k) or 0.0 for r in rows])) for k in sorted(metrics)},
         }
         with (folder / f"{date_id}_samples_{task}.jsonl").open("w", encoding="utf-8") as f:
             for doc_id, row in enumerate(rows):

@@ -118,6 +118,24 @@ def test_group_rows_hold_the_leaderboards_paper_tables(tmp_path):
     assert {k: results["groups"][k] for k in ("mme_unify", "unig2u")} == {"mme_unify": mme, "unig2u": g2u}
 
 
+def test_the_rows_carry_invalid_counts_and_say_when_the_run_asked_part_of_a_dataset():
+    tasks = {"mme_unify_sipu": [{"acc": 1}, {"acc": 0, "invalid_outputs": "missing_image"}, {"acc": 1}]}
+    results = lmms_eval_results(tasks, {})
+    full = copy.deepcopy(results)
+    add_paper_scores(full, MODEL)
+    row = full["results"]["mme_unify"]
+    assert (row["n,paper"], row["invalid,paper"]) == (3, 1) and "caveats,paper" not in row
+
+    results["config"] |= {"limit": 3, "offset": 0}
+    results["n-samples"]["mme_unify_sipu"]["original"] = 1200
+    add_paper_scores(results, MODEL)
+    row = results["results"]["mme_unify"]
+    assert row["caveats,paper"] == "mme_unify_sipu: 3 of 1200 items (--limit 3)"
+    from lmms_eval.utils import make_table
+
+    assert "mme_unify_sipu: 3 of 1200 items (--limit 3)" in make_table(copy.deepcopy(results), "groups")
+
+
 def test_lmms_evals_tables_print_the_rows():
     from lmms_eval.utils import make_table
 
@@ -155,7 +173,7 @@ def test_only_the_official_variant_run_is_scored_under_its_flag(tmp_path):
     row = results["results"]["mme_unify_official"]
     board = leaderboard_csvs(tmp_path, tasks, "--variant", "official") / "mme_unify_table2_official.csv"
     assert_row_matches(row, read_csv(board)[MODEL], "paper --variant official")
-    assert [k for k in row if k.endswith(",paper")] == ["n,paper"]  # no corrected-variant scores
+    assert [k for k in row if k.endswith(",paper")] == ["n,paper", "invalid,paper"]  # no corrected-variant scores
 
 
 @pytest.mark.subprocess  # the Gap fit runs in a child interpreter, as in the leaderboard

@@ -7,6 +7,8 @@ import open_clip
 import pytest
 import torch
 from PIL import Image
+from torchvision import transforms
+from torchvision.transforms import InterpolationMode
 
 from lmms_eval_unify.metrics.images import ImageTransform, decode_items, group_by_shape, image_item
 
@@ -105,3 +107,47 @@ def test_decode_workers_do_not_change_decoded_pixels(tmp_path, make_images):
     for workers in (1, 4):
         decoded = decode_items(items, CPU, workers=workers)
         assert all(torch.equal(a, b) for a, b in zip(decoded, images, strict=True))
+
+
+@pytest.mark.parametrize("resize_mode", ["squash", "shortest_crop"])
+@pytest.mark.parametrize("normalise", [False, True])
+def test_pil_transform_is_torchvisions_pil_pipeline_bit_for_bit(make_images, resize_mode, normalise):
+    """``pil=True`` gives exactly torchvision's Resize (+ CenterCrop) + ToTensor (+ Normalize) on the PIL image,
+    for up- and downscaling, square or not; the tensor path does not."""
+    mean, std = (open_clip.OPENAI_DATASET_MEAN, open_clip.OPENAI_DATASET_STD) if normalise else (None, None)
+    size = 40
+    steps = [transforms.Resize((size, size) if resize_mode == "squash" else size, InterpolationMode.BICUBIC)]
+    steps += [transforms.CenterCrop(size)] if resize_mode == "shortest_crop" else []
+    steps += [transforms.ToTensor()] + ([transforms.Normalize(mean, std)] if normalise else [])
+    reference = transforms.Compose(steps)
+    ours = ImageTransform(size, resize_mode, InterpolationMode.BICUBIC, mean=mean, std=std, pil=True)
+    tensor_path = ImageTransform(size, resize_mode, InterpolationMode.BICUBIC, mean=mean, std=std)
+    differs = []
+    for height, width in [(24, 24), (30, 52), (97, 61), (40, 40)]:
+        batch = torch.stack(make_images(2, height, width, seed=height))
+        expected = torch.stack([reference(_pil(image)) for image in batch])
+        assert torch.equal(ours(batch), expected), (height, width)
+        differs.append(not torch.equal(tensor_path(batch), expected))
+    assert any(differs)
+
+
+def test_pil_transform_takes_only_uint8():
+    with pytest.raises(ValueError, match="uint8"):
+        ImageTransform(8, pil=True)(torch.zeros(1, 3, 8, 8))
+
+
+@pytest.mark.parametrize("pil", [False, True])
+def test_files_decode_to_what_pil_reads_16_bit_pngs_included(tmp_path, pil):
+    """Both decoders give ``Image.open(file).convert("RGB")``: torchvision alone would return uint16 pixels."""
+    generator = np.random.default_rng(0)
+    images = {
+        "gray16.png": Image.fromarray(generator.integers(0, 512, (9, 11), dtype=np.uint16)),
+        "palette.png": Image.fromarray(generator.integers(0, 256, (9, 11, 3), dtype=np.uint8)).quantize(8),
+        "rgba.png": Image.fromarray(generator.integers(0, 256, (9, 11, 4), dtype=np.uint8), "RGBA"),
+        "photo.jpg": Image.fromarray(generator.integers(0, 256, (9, 11, 3), dtype=np.uint8)),
+    }
+    for name, image in images.items():
+        image.save(tmp_path / name)
+        (decoded,) = decode_items([image_item(tmp_path / name)], CPU, pil=pil)
+        expected = torch.from_numpy(np.array(Image.open(tmp_path / name).convert("RGB"))).permute(2, 0, 1)
+        assert decoded.dtype == torch.uint8 and torch.equal(decoded, expected), name

@@ -65,3 +65,24 @@ def test_a_used_folder_is_refused_before_any_model_is_written(tmp_path):
         tmp_path / "a_first" / benchmark,
         used,
     ]
+
+
+def test_a_sample_output_reads_images_only_from_the_runs_media_folders(tmp_path, monkeypatch):
+    """The rule ``score`` follows: a record whose root is the run folder, its parent or another folder gets no
+    image read, whatever file is there; a record in the run's media folder gets its image."""
+    from PIL import Image
+
+    from lmms_eval_unify.integration.run_context import EXTRA_MEDIA_ROOTS_ENV
+    from lmms_eval_unify.output.record import UnifiedOutput
+
+    monkeypatch.delenv(EXTRA_MEDIA_ROOTS_ENV)
+    out = tmp_path / "base" / "runs"
+    roots = [out / "unify_media" / "m-0123456789", out, out.parent, tmp_path / "elsewhere"]
+    for root in roots:
+        (root / "t").mkdir(parents=True, exist_ok=True)
+        Image.new("RGB", (8, 8), "red").save(root / "t" / "out.png")
+    rows = [{"filtered_resps": UnifiedOutput("image_only", images=["t/out.png"], root=str(r)).to_json()} for r in roots]
+    write_run(out, "m", {f"{BENCHMARKS[0]}_task": rows})
+    (run,) = load_runs([out])
+    images = [ex.sample_output(row, run).images[0] for row in run.samples[f"{BENCHMARKS[0]}_task"]]
+    assert [image is not None for image in images] == [True, False, False, False]

@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 
+from lmms_eval_unify.integration.run_context import EXTRA_MEDIA_ROOTS_ENV
 from lmms_eval_unify.output.record import Step, UnifiedOutput
 from lmms_eval_unify.reports.gallery import THUMB_PX, main
 from lmms_eval_unify.testing.synthetic import write_run
@@ -244,9 +245,11 @@ def test_gallery_of_a_real_lmms_eval_run(tmp_path):
         assert answer["headline"] == "text_sample_acc" and answer["correct"] is not None
 
 
-def test_records_cannot_make_the_gallery_read_outside_the_run(tmp_path):
-    """A record whose root lies outside the run folder, a symlink out of the media folder and a named pipe:
-    none is copied into the site, nothing hangs, and the images show as missing."""
+def test_records_cannot_make_the_gallery_read_outside_the_run(tmp_path, monkeypatch):
+    """A record whose root lies outside the run folder, is the run folder or its parent (``score`` reads neither),
+    a symlink out of the media folder and a named pipe: none is copied into the site, nothing hangs, and the
+    images show as missing."""
+    monkeypatch.delenv(EXTRA_MEDIA_ROOTS_ENV)  # only the run's own media folders are trusted
     outside = tmp_path / "secret"
     png(outside / TASK / "0" / "step_01.png", (255, 0, 0))
     out = tmp_path / "out"
@@ -255,13 +258,36 @@ def test_records_cannot_make_the_gallery_read_outside_the_run(tmp_path):
     (media / TASK / "1" / "step_01.png").symlink_to(outside / TASK / "0" / "step_01.png")
     (media / TASK / "2").mkdir(parents=True)
     os.mkfifo(media / TASK / "2" / "step_01.png")
+    png(out / TASK / "3" / "step_01.png", (255, 0, 0))  # in the run folder, outside its media folders
+    png(tmp_path / TASK / "4" / "step_01.png", (255, 0, 0))  # in the run folder's parent
     rows = []
-    for doc_id, root in ((0, outside), (1, media), (2, media)):
+    for doc_id, root in ((0, outside), (1, media), (2, media), (3, out), (4, tmp_path)):
         output = UnifiedOutput("image_only", images=[f"{TASK}/{doc_id}/step_01.png"], root=str(root))
         rows.append({"filtered_resps": output.to_json(), "target": "", "text_sample_acc": 0.0, "invalid_outputs": ""})
     write_run(out, "m", {TASK: rows})
     assert main([str(out), "-o", str(tmp_path / "site")]) == 0
     data = json.loads((tmp_path / "site" / "gallery.json").read_text())
     images = [a["output"]["images"][0] for d in data["docs"] for a in d["answers"]]
-    assert len(images) == 3 and all("missing" in image for image in images)
+    assert len(images) == 5 and all("missing" in image for image in images)
     assert not list((tmp_path / "site" / "media" / "full").iterdir())
+
+
+def test_two_configurations_of_one_model_are_two_runs_with_their_own_task_configs(tmp_path):
+    """Loaded per configuration (not merged by the recorded name): each keeps its samples and its results
+    file's task configs."""
+    from leaderboard_runs import write_configured_run
+
+    from lmms_eval_unify.reports.gallery import load_runs
+
+    for seed, score in (("1", 1.0), ("2", 0.0)):
+        path = write_configured_run(tmp_path / seed, "echo_painter", f"seed={seed}",
+                                    {"uni_mmmu_maze": [{"text_step_acc": score}]})  # fmt: skip
+        results = json.loads(path.read_text())
+        results["configs"] = {"uni_mmmu_maze": {"metric_list": [{"metric": f"metric_of_seed_{seed}"}]}}
+        path.write_text(json.dumps(results))
+    runs = {run.label: run for run in load_runs([tmp_path / "1", tmp_path / "2"])}
+    assert sorted(runs) == ["echo_painter (seed=1)", "echo_painter (seed=2)"]
+    for seed, score in (("1", 1.0), ("2", 0.0)):
+        run = runs[f"echo_painter (seed={seed})"]
+        assert run.samples["uni_mmmu_maze"][0]["text_step_acc"] == score
+        assert run.configs["uni_mmmu_maze"]["metric_list"] == [{"metric": f"metric_of_seed_{seed}"}]

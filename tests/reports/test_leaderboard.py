@@ -19,6 +19,7 @@ import yaml
 from leaderboard_runs import approx, read_csv, run, write_configured_run, write_runs
 
 from lmms_eval_unify.benchmarks import BENCHMARKS, part
+from lmms_eval_unify.integration.provenance import run_provenance
 from lmms_eval_unify.reports import leaderboard as lb
 from lmms_eval_unify.reports.boards import BenchmarkLeaderboard, Board, Options, paper_score
 from lmms_eval_unify.testing.synthetic import benchmark_rows, write_run
@@ -140,6 +141,20 @@ def test_result_folders_written_by_the_real_lmms_eval_cli(tmp_path):
     assert float(row["SIPU"]) == approx(100.0)
     assert float(row["IEE"]) == approx(100.0)
     assert float(row["MME-U"]) == approx((100.0 / 3 + 100.0 / 5) / 3)  # missing subtasks count as 0
+    assert "‡" not in (tmp_path / "b" / "leaderboard.md").read_text()
+    (results_file,) = (tmp_path / "out").rglob("*_results.json")
+    assert json.loads(results_file.read_text())["lmms_eval_unify"] == run_provenance()
+    manifest = json.loads((tmp_path / "b" / "manifest.json").read_text())
+    sipu = manifest["rows"]["unify_oracle"]["tasks"]["mme_unify_sipu"]
+    assert (sipu["n"], sipu["n_dataset"], sipu["scorer_version"], sipu["variant"]) == (5, 5, "2.0", "corrected")
+
+    # the same configuration again with --limit 2: its newer SIPU replaces the full one, marked as a subset
+    cli[cli.index("--output_path") + 1] = str(tmp_path / "limited")
+    subprocess.run([*cli, "--limit", "2"], check=True, capture_output=True, env=env, cwd=tmp_path, timeout=300)
+    board = [tmp_path / "out", tmp_path / "limited", "--benchmark", "mme_unify", "--no-plots", "--bootstrap", 0]
+    assert run([*board, "-o", tmp_path / "b2"]) == 0
+    assert "mme_unify_sipu: 2 of 5 items (--limit 2)" in (tmp_path / "b2" / "leaderboard.md").read_text()
+    assert run([*board, "-o", tmp_path / "b3", "--strict"]) == 3
 
 
 def test_labels_from_a_file_or_the_pairs_file_never_raw_paths(runs, tmp_path):

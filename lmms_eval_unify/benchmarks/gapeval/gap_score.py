@@ -9,12 +9,15 @@ learned μ and Cholesky factor L.  The per-category gap is
 reported on a 0–100 scale (lower is better); the overall gap is the unweighted mean over categories.
 See ``docs/gap_score.md`` for the two variants (``official`` and ``stable``) and why they differ.
 
-All models and categories are fitted in one batched pyro model: every term of the objective is a sum
-of per-model terms, so the batched fit equals independent per-model fits.
+``official`` fits all models in one batched pyro model (every term of the objective is a sum of per-model
+terms).  ``stable`` evaluates the same objective, its gradient and Hessian in closed form and iterates each
+model only until it converges, with arithmetic that never mixes rows: a model's fit is bitwise the same alone
+or in any batch, and the cost is the sum of the models' own iteration counts.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import warnings
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -22,6 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal, NamedTuple, cast
 
+import numpy as np
 import pyro
 import pyro.distributions as dist
 import torch
@@ -42,8 +46,9 @@ class GapScoreParams:
 
     ``lambda_fail`` / ``lambda_succ`` are the co-failure penalty and co-success reward (the issue's
     α = 2.7 and β = 1.05).  ``lr``, ``weight_decay``, ``adam_*`` and ``steps`` drive the ``official`` AdamW run;
-    ``stable_max_iter`` and ``step_tol`` drive the ``stable`` Newton run; ``step_tol`` also sets the
-    ``converged`` flag of both variants.
+    ``stable_max_iter`` and ``step_tol`` drive the ``stable`` Newton run; ``step_tol`` and ``flat_tol`` also set
+    the ``converged`` flag of both variants.  ``jit`` traces the ``official`` pyro objective to TorchScript
+    (``stable`` does not use pyro's trace: its objective is in closed form).
     """
 
     pseudo_count: float = 1000.0
@@ -60,7 +65,7 @@ class GapScoreParams:
     adam_betas: tuple[float, float] = (0.9, 0.999)
     adam_eps: float = 1e-8
     steps: int = 2000
-    stable_max_iter: int = 500
+    stable_max_iter: int = 2000
     step_tol: float = 1e-5
     flat_tol: float = 1e-5
     jit: bool = True
@@ -143,13 +148,16 @@ _Objective = Callable[[torch.Tensor], torch.Tensor]
 
 
 class _FitOutput(NamedTuple):
-    """Optimiser result per model: flat parameters, J, iterations, max |∇J| and max |full Newton step|."""
+    """Optimiser result per model: θ (C, M, 2) and β (M, 2) in float64, J, iterations, max |∇J|,
+    max |full Newton step| and the convergence flag."""
 
-    x: torch.Tensor
-    loss: torch.Tensor
-    steps: torch.Tensor
-    grad_max: torch.Tensor
-    newton_step: torch.Tensor
+    theta: torch.Tensor
+    beta: torch.Tensor
+    loss: np.ndarray
+    steps: np.ndarray
+    grad_max: np.ndarray
+    newton_step: np.ndarray
+    converged: np.ndarray
 
 
 class _Data(NamedTuple):
@@ -221,12 +229,6 @@ def _log_lik(logits: torch.Tensor, data: _Data, eps: float) -> torch.Tensor:
     )
 
 
-def _floored_cholesky(lower: torch.Tensor, floor: float) -> torch.Tensor:
-    """Cholesky factor of floor²·I + LLᵀ (``stable``): every eigenvalue of the prior covariance is ≥ floor²."""
-    eye = torch.eye(2, dtype=lower.dtype)
-    return torch.linalg.cholesky(floor**2 * eye + lower @ lower.transpose(-1, -2))
-
-
 def _mirt_model(
     data: _Data, params: GapScoreParams, beta: torch.Tensor, mu: torch.Tensor, scale_tril: torch.Tensor
 ) -> None:
@@ -271,42 +273,24 @@ def _map_objective_fn(data: _Data, params: GapScoreParams) -> Callable[..., torc
 
 
 class _Layout(NamedTuple):
-    """How one row of the flat (models, P) optimisation tensor maps to the parameters.
-
-    ``official``: [θ (C·2), β (2), μ (2), lower triangle of L_raw (3)], prior scale K = L (the authors'
-    factor: tril(L_raw) with diagonal softplus + floor).
-    ``stable``: [z (C·2), μ (2), lower triangle of L (3)] with β ≡ 0, prior covariance floor²·I + LLᵀ,
-    K its Cholesky factor and θ_c = μ + K z_c (whitened coordinates: no funnel between θ and a shrinking K).
+    """How one row of the flat (models, P) ``official`` tensor maps to the parameters: [θ (C·2), β (2), μ (2),
+    lower triangle of L_raw (3)], prior scale K = L (the authors' factor: tril(L_raw) with diagonal softplus + floor).
     """
 
     n_cat: int
-    stable: bool
 
-    def pack(
-        self, theta: torch.Tensor, beta: torch.Tensor, mu: torch.Tensor, chol_raw: torch.Tensor, floor: float
-    ) -> torch.Tensor:
-        """The flat (models, P) tensor of (θ, β, μ, L_raw); ``stable`` starts from L = the authors' factor."""
-        first, factor = theta, chol_raw
-        if self.stable:
-            factor = _cholesky(chol_raw, floor)
-            scale_tril = _floored_cholesky(factor, floor)
-            first = torch.linalg.solve_triangular(scale_tril, (theta - mu)[..., None], upper=False)[..., 0]
-        parts = [first.transpose(0, 1).reshape(theta.shape[1], -1)]
-        parts += [mu] if self.stable else [beta, mu]
-        return torch.cat(parts + [factor[:, [0, 1, 1], [0, 0, 1]]], dim=-1)
+    def pack(self, theta: torch.Tensor, beta: torch.Tensor, mu: torch.Tensor, chol_raw: torch.Tensor) -> torch.Tensor:
+        """The flat (models, P) tensor of (θ, β, μ, L_raw)."""
+        parts = [theta.transpose(0, 1).reshape(theta.shape[1], -1), beta, mu]
+        return torch.cat(parts + [chol_raw[:, [0, 1, 1], [0, 0, 1]]], dim=-1)
 
     def unpack(self, x: torch.Tensor, floor: float) -> tuple[torch.Tensor, ...]:
         """(θ, β, μ, K) from the flat tensor, K the prior's scale_tril."""
         n_models, width = x.shape[0], 2 * self.n_cat
-        first = x[:, :width].reshape(n_models, self.n_cat, 2).transpose(0, 1)
-        beta = torch.zeros(n_models, 2, dtype=x.dtype) if self.stable else x[:, width : width + 2]
-        mu = x[:, -5:-3]
+        theta = x[:, :width].reshape(n_models, self.n_cat, 2).transpose(0, 1)
         l00, l10, l11 = x[:, -3:].unbind(-1)
         factor = torch.stack([torch.stack([l00, torch.zeros_like(l00)], -1), torch.stack([l10, l11], -1)], -2)
-        if not self.stable:
-            return first, beta, mu, _cholesky(factor, floor)
-        scale_tril = _floored_cholesky(factor, floor)
-        return mu + (scale_tril @ first[..., None])[..., 0], beta, mu, scale_tril
+        return theta, x[:, width : width + 2], x[:, -5:-3], _cholesky(factor, floor)
 
 
 @contextmanager
@@ -336,10 +320,10 @@ def _flat_objective(data: _Data, params: GapScoreParams, layout: _Layout, x0: to
 
 
 def _initial_state(
-    data: _Data, params: GapScoreParams, dtype: torch.dtype
+    data: _Data, params: GapScoreParams
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """Logit initialisation: θ = logit(observed rates), β = 0, μ = mean θ, L_raw = chol_init."""
-    clip = params.init_clip
+    clip, dtype = params.init_clip, data.text_succ.dtype
     rates = torch.stack(
         [
             data.text_succ / (data.text_succ + data.text_fail),
@@ -384,8 +368,18 @@ def _adamw_step(
     x.addcdiv_(exp_avg, denom, value=-params.lr / (1 - beta1**step))
 
 
-def _fit_official(objective: _Objective, x0: torch.Tensor, params: GapScoreParams) -> _FitOutput:
-    """AdamW for a fixed number of steps; keep the iterate after the step with the lowest pre-step loss."""
+def _batched_hessian(grad: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """Per-model Hessian blocks (M, P, P), one Hessian-vector product per coordinate."""
+    columns = [torch.autograd.grad(grad[:, k].sum(), x, retain_graph=True)[0] for k in range(x.shape[1])]
+    return torch.stack(columns, dim=-1)
+
+
+def _fit_official(data: _Data, params: GapScoreParams) -> _FitOutput:
+    """AdamW on the pyro objective for a fixed number of steps; keep the iterate after the step with the lowest
+    pre-step loss.  The ``converged`` flag comes from the Newton test at the last iterate."""
+    layout = _Layout(n_cat=data.text_succ.shape[0])
+    x0 = layout.pack(*_initial_state(data, params))
+    objective = _flat_objective(data, params, layout, x0)
     x = x0.clone().requires_grad_()
     moments = (torch.zeros_like(x0), torch.zeros_like(x0))
     best_loss = torch.full((x0.shape[0],), math.inf, dtype=x0.dtype)
@@ -399,92 +393,342 @@ def _fit_official(objective: _Objective, x0: torch.Tensor, params: GapScoreParam
             best_loss = torch.where(better, loss, best_loss)
             best_x = torch.where(better[:, None], x, best_x)
     x, _, grad = _per_model_grad(objective, x, create_graph=True)
-    newton, _, _ = _newton_step_size(_batched_hessian(grad, x).detach(), grad.detach(), params.flat_tol)
-    steps = torch.full((x0.shape[0],), params.steps)
-    return _FitOutput(best_x, best_loss.detach(), steps, grad.detach().abs().amax(-1), newton)
+    test = _newton_test(_batched_hessian(grad, x).detach().double().numpy(), grad.detach().double().numpy(), params)
+    theta, beta, _, _ = layout.unpack(best_x, params.chol_diag_floor)
+    return _FitOutput(
+        theta=theta.double(),
+        beta=beta.double(),
+        loss=best_loss.double().numpy(),
+        steps=np.full(x0.shape[0], params.steps),
+        grad_max=grad.detach().abs().amax(-1).double().numpy(),
+        newton_step=test.step,
+        converged=test.step < params.step_tol,
+    )
 
 
-def _batched_hessian(grad: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
-    """Per-model Hessian blocks (M, P, P), one Hessian-vector product per coordinate."""
-    columns = [torch.autograd.grad(grad[:, k].sum(), x, retain_graph=True)[0] for k in range(x.shape[1])]
-    return torch.stack(columns, dim=-1)
+# --- the Newton test (both variants) and the `stable` fit: closed-form J, ∇J, ∇²J, one model per row --------------
 
 
-def _newton_step_size(
-    hess: torch.Tensor, grad: torch.Tensor, flat: float
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Per model max |H⁺∇J|, the full Newton step with directions of curvature ≤ ``flat`` left out; inf at a
-    saddle (curvature < −``flat``) or where ∇J along a left-out direction exceeds ``flat``.
+def _ordered_sum(values: np.ndarray) -> np.ndarray:
+    """Sum over the leading axis in index order: a model's sum never depends on the other rows of the batch (numpy's
+    own reductions may pick a pairwise or a sequential order from the array's shape)."""
+    return functools.reduce(np.add, values)
 
-    A left-out direction is one along which J is flat to ``flat``: the prior's Cholesky factor L is not
-    unique where LLᵀ is singular (e.g. a modality whose category abilities coincide), and no θ depends on it.
-    Also returns each model's lowest curvature and its direction (for leaving a saddle).
+
+def _matvec(matrix: np.ndarray, vector: np.ndarray) -> np.ndarray:
+    """matrix @ vector for (M, P, P) and (M, P), summed in index order (not BLAS, whose kernels may sum a row in
+    an order that depends on the memory alignment of the matrix within the batch)."""
+    return _ordered_sum(np.moveaxis(matrix * vector[:, None, :], -1, 0))
+
+
+class _NewtonTest(NamedTuple):
+    """The Newton test per model at the current iterate (see ``_newton_test``)."""
+
+    step: np.ndarray
+    lowest: np.ndarray
+    direction: np.ndarray
+
+
+def _newton_test(hess: np.ndarray, grad: np.ndarray, params: GapScoreParams) -> _NewtonTest:
+    """Per model max |H⁺∇J|, the full Newton step with directions of curvature ≤ ``flat_tol`` left out; inf at a
+    saddle (curvature < −``flat_tol``) or where ∇J along a left-out direction exceeds ``flat_tol``.  A model has
+    converged where it is below ``step_tol``.
+
+    A left-out direction is one along which J is flat to ``flat_tol``: the prior's factor L is not unique where
+    LLᵀ is singular (e.g. a modality whose category abilities coincide), and no θ depends on it.  Also returns
+    each model's lowest curvature and its direction (for leaving a saddle).
     """
-    curvature, directions = torch.linalg.eigh(hess)
-    along = (directions.transpose(-1, -2) @ grad[..., None])[..., 0]
+    flat = params.flat_tol
+    curvature, directions = np.linalg.eigh(hess)
+    along = _matvec(np.swapaxes(directions, -1, -2), grad)
     curved = curvature > flat
-    step = directions @ torch.where(curved, along / torch.where(curved, curvature, 1.0), 0.0)[..., None]
-    stationary = (curvature >= -flat).all(-1) & (along.abs() <= flat).logical_or(curved).all(-1)
-    return torch.where(stationary, step[..., 0].abs().amax(-1), math.inf), curvature[:, 0], directions[..., 0]
+    coefficients = np.where(curved, along / np.where(curved, curvature, 1.0), 0.0)
+    stationary = (curvature >= -flat).all(-1) & ((np.abs(along) <= flat) | curved).all(-1)
+    step = np.where(stationary, np.abs(_matvec(directions, coefficients)).max(-1), math.inf)
+    return _NewtonTest(step, curvature[:, 0], directions[..., 0])
 
 
-def _marquardt_step(hess: torch.Tensor, grad: torch.Tensor, damping: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """Solve (H + λ·diag|H|) d = −g per model; also return whether the system was positive definite."""
-    scale = torch.diagonal(hess, dim1=-2, dim2=-1).abs().clamp_min(1e-8)
-    factor, info = torch.linalg.cholesky_ex(hess + torch.diag_embed(damping[:, None] * scale))
-    ok = info == 0
-    eye = torch.eye(grad.shape[1], dtype=grad.dtype)
-    step = -torch.cholesky_solve(grad[..., None], torch.where(ok[:, None, None], factor, eye))[..., 0]
-    return torch.where(ok[:, None], step, 0.0), ok
+class _StableData(NamedTuple):
+    """Pseudo-counts as float64 arrays of shape (categories, models)."""
+
+    text_succ: np.ndarray
+    text_fail: np.ndarray
+    image_succ: np.ndarray
+    image_fail: np.ndarray
+
+    def of(self, models: np.ndarray) -> _StableData:
+        """The counts of the given models (row indices)."""
+        return _StableData(*(counts[:, models] for counts in self))
+
+
+class _PriorFactor(NamedTuple):
+    """K, the Cholesky factor of floor²·I + LLᵀ for L = [[l00, 0], [l10, l11]], per model.
+
+    K = [[√a, 0], [l00·l10/√a, √e]] with a = floor² + l00² and e = floor² + l11² + floor²·l10²/a, so that
+    det = a·e.  Written out because no term cancels: a Cholesky factorisation computes K11² as
+    floor² + l10² + l11² − (l00·l10)²/a, which loses up to eps/floor² (≈ 2e-8) of relative precision when L is
+    near rank one, and that rounding in ∇J kept Newton steps above ``step_tol`` (docs/gap_score.md).
+    """
+
+    a: np.ndarray
+    e: np.ndarray
+    k00: np.ndarray
+    k10: np.ndarray
+    k11: np.ndarray
+
+    @classmethod
+    def of(cls, l00: np.ndarray, l10: np.ndarray, l11: np.ndarray, floor: float) -> _PriorFactor:
+        """The factor for the given entries of L."""
+        floor2 = floor**2
+        a = floor2 + l00 * l00
+        e = floor2 + l11 * l11 + floor2 * (l10 * l10) / a
+        k00 = np.sqrt(a)
+        return cls(a, e, k00, l00 * l10 / k00, np.sqrt(e))
+
+
+class _StablePoint(NamedTuple):
+    """One row per model of the ``stable`` parameters [z (C·2), μ (2), l00, l10, l11], β ≡ 0, unpacked:
+    whitened abilities z (categories, models) per modality, μ, L, its prior factor K and θ_c = μ + K z_c."""
+
+    z_text: np.ndarray
+    z_image: np.ndarray
+    mu_text: np.ndarray
+    mu_image: np.ndarray
+    chol: tuple[np.ndarray, np.ndarray, np.ndarray]
+    factor: _PriorFactor
+    theta_text: np.ndarray
+    theta_image: np.ndarray
+
+    @classmethod
+    def of(cls, x: np.ndarray, floor: float) -> _StablePoint:
+        """Unpack the (models, P) parameter rows."""
+        width = x.shape[1] - 5
+        z_text, z_image = x[:, 0:width:2].T, x[:, 1:width:2].T
+        mu_text, mu_image, l00, l10, l11 = x[:, width:].T
+        factor = _PriorFactor.of(l00, l10, l11, floor)
+        theta_text = mu_text + factor.k00 * z_text
+        theta_image = mu_image + factor.k10 * z_text + factor.k11 * z_image
+        return cls(z_text, z_image, mu_text, mu_image, (l00, l10, l11), factor, theta_text, theta_image)
+
+
+def _sigmoid_pair(theta: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(σ(θ), 1 − σ(θ)) as the authors compute them (1 − p, not σ(−θ))."""
+    with np.errstate(over="ignore"):  # exp(−θ) = inf at a wild trial point gives p = 0, as it should
+        p = 1.0 / (1.0 + np.exp(-theta))
+    return p, 1.0 - p
+
+
+def _bernoulli_nll(theta: np.ndarray, succ: np.ndarray, fail: np.ndarray, eps: float) -> np.ndarray:
+    """−[s·log(σ(θ) + ε) + f·log(1 − σ(θ) + ε)], the pseudo-count likelihood of one modality."""
+    p, q = _sigmoid_pair(theta)
+    return -(succ * np.log(p + eps) + fail * np.log(q + eps))
+
+
+def _bernoulli_nll_derivatives(
+    theta: np.ndarray, succ: np.ndarray, fail: np.ndarray, eps: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """First and second derivative in θ of ``_bernoulli_nll``."""
+    p, q = _sigmoid_pair(theta)
+    w, tilt, p_eps, q_eps = p * q, 1.0 - 2.0 * p, p + eps, q + eps
+    first = w * (fail / q_eps - succ / p_eps)
+    second = w * (fail * (tilt * q_eps + w) / (q_eps * q_eps) - succ * (tilt * p_eps - w) / (p_eps * p_eps))
+    return first, second
+
+
+def _stable_objective(x: np.ndarray, data: _StableData, params: GapScoreParams) -> np.ndarray:
+    """Per-model J of the ``stable`` parametrisation, shape (models,): the pyro objective at
+    θ_c = μ + K z_c, β = 0 (the tests check the two against each other), with the Mahalanobis term ½‖z‖²
+    and the log-determinant (C/2)·log(a·e) taken in closed form."""
+    point = _StablePoint.of(x, params.chol_diag_floor)
+    n_cat, eps = point.z_text.shape[0], params.log_eps
+    nll = _bernoulli_nll(point.theta_text, data.text_succ, data.text_fail, eps) + _bernoulli_nll(
+        point.theta_image, data.image_succ, data.image_fail, eps
+    )
+    mahalanobis = 0.5 * _ordered_sum(point.z_text * point.z_text + point.z_image * point.z_image)
+    log_det = 0.5 * n_cat * (np.log(point.factor.a) + np.log(point.factor.e))
+    anchor = params.anchor * (point.mu_text * point.mu_text + point.mu_image * point.mu_image)
+    return _ordered_sum(nll) + mahalanobis + log_det + anchor
+
+
+def _outer(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Outer products u vᵀ over the last axis (exactly symmetric for u = v: products commute)."""
+    return u[..., :, None] * v[..., None, :]
+
+
+def _factor_derivatives(point: _StablePoint, floor: float) -> tuple[np.ndarray, ...]:
+    """Derivatives in (l00, l10, l11) of K00, K10, K11 and log det = log(a·e): first (M, 3), second (M, 3, 3)."""
+    l00, l10, l11 = point.chol
+    a, e, k00, _, k11 = point.factor
+    floor2, zero = floor**2, np.zeros_like(a)
+    a32 = a * k00
+    d_k00 = np.stack([l00 / k00, zero, zero], -1)
+    d_k10 = np.stack([floor2 * l10 / a32, l00 / k00, zero], -1)
+    d_e = np.stack([-2.0 * floor2 * l00 * (l10 * l10) / (a * a), 2.0 * floor2 * l10 / a, 2.0 * l11], -1)
+    d_k11 = d_e / (2.0 * k11)[:, None]
+    d_logdet = d_e / e[:, None]
+    d_logdet[:, 0] += 2.0 * l00 / a
+    dd_k00, dd_k10, dd_e = (np.zeros(a.shape + (3, 3)) for _ in range(3))
+    dd_k00[:, 0, 0] = floor2 / a32
+    dd_k10[:, 0, 0] = -3.0 * floor2 * l00 * l10 / (a32 * a)
+    dd_k10[:, 0, 1] = dd_k10[:, 1, 0] = floor2 / a32
+    dd_e[:, 0, 0] = -2.0 * floor2 * (l10 * l10) * (floor2 - 3.0 * l00 * l00) / (a * a * a)
+    dd_e[:, 0, 1] = dd_e[:, 1, 0] = -4.0 * floor2 * l00 * l10 / (a * a)
+    dd_e[:, 1, 1] = 2.0 * floor2 / a
+    dd_e[:, 2, 2] = 2.0
+    de_de = _outer(d_e, d_e)
+    dd_k11 = dd_e / (2.0 * k11)[:, None, None] - de_de / (4.0 * k11 * k11 * k11)[:, None, None]
+    dd_logdet = dd_e / e[:, None, None] - de_de / (e * e)[:, None, None]
+    dd_logdet[:, 0, 0] += 2.0 * (floor2 - l00 * l00) / (a * a)
+    return d_k00, d_k10, d_k11, d_logdet, dd_k00, dd_k10, dd_k11, dd_logdet
+
+
+def _stable_derivatives(
+    x: np.ndarray, data: _StableData, params: GapScoreParams
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per-model J, ∇J (M, P) and ∇²J (M, P, P) of ``_stable_objective``, by the chain rule through
+    θT_c = μT + K00·zT_c and θI_c = μI + K10·zT_c + K11·zI_c (the tests check them against autograd)."""
+    point = _StablePoint.of(x, params.chol_diag_floor)
+    n_models, width = x.shape
+    n_cat, eps, chol = point.z_text.shape[0], params.log_eps, slice(width - 3, width)
+    d_text, h_text = _bernoulli_nll_derivatives(point.theta_text, data.text_succ, data.text_fail, eps)
+    d_image, h_image = _bernoulli_nll_derivatives(point.theta_image, data.image_succ, data.image_fail, eps)
+    d_k00, d_k10, d_k11, d_logdet, dd_k00, dd_k10, dd_k11, dd_logdet = _factor_derivatives(
+        point, params.chol_diag_floor
+    )
+    k00, k10, k11 = point.factor.k00, point.factor.k10, point.factor.k11
+    z_text, z_image = point.z_text, point.z_image
+    # ∂θ/∂(parameters) per category: rows (C, M, P)
+    jac_text, jac_image = np.zeros((n_cat, n_models, width)), np.zeros((n_cat, n_models, width))
+    categories = np.arange(n_cat)
+    jac_text[categories, :, 2 * categories] = k00
+    jac_text[:, :, width - 5] = 1.0
+    jac_text[:, :, chol] = z_text[..., None] * d_k00
+    jac_image[categories, :, 2 * categories] = k10
+    jac_image[categories, :, 2 * categories + 1] = k11
+    jac_image[:, :, width - 4] = 1.0
+    jac_image[:, :, chol] = z_text[..., None] * d_k10 + z_image[..., None] * d_k11
+
+    grad = _ordered_sum(d_text[..., None] * jac_text + d_image[..., None] * jac_image)
+    grad[:, : width - 5] += np.stack([z_text, z_image], -1).transpose(1, 0, 2).reshape(n_models, -1)
+    grad[:, width - 5 : width - 3] += 2.0 * params.anchor * np.stack([point.mu_text, point.mu_image], -1)
+    grad[:, chol] += 0.5 * n_cat * d_logdet
+
+    hess = _ordered_sum(
+        h_text[..., None, None] * _outer(jac_text, jac_text) + h_image[..., None, None] * _outer(jac_image, jac_image)
+    )
+    # second derivatives of θ: ∂²θ/∂z∂l from ∂K/∂l, ∂²θ/∂l² from ∂²K/∂l²
+    cross_text = d_text[..., None] * d_k00 + d_image[..., None] * d_k10
+    cross_image = d_image[..., None] * d_k11
+    for c in range(n_cat):
+        hess[:, 2 * c, chol] += cross_text[c]
+        hess[:, chol, 2 * c] += cross_text[c]
+        hess[:, 2 * c + 1, chol] += cross_image[c]
+        hess[:, chol, 2 * c + 1] += cross_image[c]
+    weights = [_ordered_sum(d * z) for d, z in ((d_text, z_text), (d_image, z_text), (d_image, z_image))]
+    chol_block = sum(w[:, None, None] * dd for w, dd in zip(weights, (dd_k00, dd_k10, dd_k11), strict=True))
+    hess[:, chol, chol] += chol_block + 0.5 * n_cat * dd_logdet
+    diagonal = np.arange(width - 5)
+    hess[:, diagonal, diagonal] += 1.0
+    hess[:, width - 5 : width - 3, width - 5 : width - 3] += 2.0 * params.anchor * np.eye(2)
+    return _stable_objective(x, data, params), grad, hess
+
+
+def _stable_start(data: _StableData, params: GapScoreParams) -> np.ndarray:
+    """Logit initialisation in the ``stable`` rows: θ = logit(observed rates), μ = mean θ, L = the authors'
+    factor at ``chol_init``, z = K⁻¹(θ − μ)."""
+    clip, floor = params.init_clip, params.chol_diag_floor
+    rates = (data.text_succ / (data.text_succ + data.text_fail), data.image_succ / (data.image_succ + data.image_fail))
+    theta_text, theta_image = (np.log(r / (1.0 - r)) for r in (np.clip(rate, clip, 1.0 - clip) for rate in rates))
+    n_cat, n_models = theta_text.shape
+    mu_text, mu_image = _ordered_sum(theta_text) / n_cat, _ordered_sum(theta_image) / n_cat
+    (raw00, _), (raw10, raw11) = params.chol_init
+    l00, l10, l11 = (
+        np.full(n_models, v) for v in (np.logaddexp(0.0, raw00) + floor, raw10, np.logaddexp(0.0, raw11) + floor)
+    )
+    factor = _PriorFactor.of(l00, l10, l11, floor)
+    z_text = (theta_text - mu_text) / factor.k00
+    z_image = (theta_image - mu_image - factor.k10 * z_text) / factor.k11
+    z = np.stack([z_text, z_image], -1).transpose(1, 0, 2).reshape(n_models, -1)
+    return np.concatenate([z, np.stack([mu_text, mu_image, l00, l10, l11], -1)], -1)
+
+
+def _marquardt_step(hess: np.ndarray, grad: np.ndarray, damping: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Solve (H + λ·diag|H|) d = −g per model through the eigenvalues of the scaled H; also return whether the
+    damped system is positive definite (the step is 0 where it is not)."""
+    scale = np.sqrt(np.maximum(np.abs(np.diagonal(hess, axis1=-2, axis2=-1)), 1e-8))
+    curvature, directions = np.linalg.eigh(hess / _outer(scale, scale))
+    ok = curvature[:, 0] + damping > 0.0
+    shifted = np.where(ok[:, None], curvature + damping[:, None], 1.0)
+    along = _matvec(np.swapaxes(directions, -1, -2), -grad / scale)
+    step = _matvec(directions, along / shifted) / scale
+    return np.where(ok[:, None], step, 0.0), ok
 
 
 def _leave_saddle(
-    objective: _Objective,
-    x: torch.Tensor,
-    loss: torch.Tensor,
-    direction: torch.Tensor,
-    at_saddle: torch.Tensor,
-) -> torch.Tensor:
-    """Move the models ``at_saddle`` along their negative-curvature direction (either sign, lengths 1 to 1e-4)
-    to the candidate with the lowest J, if it is lower than ``loss``; damped Newton steps cannot leave a saddle
-    whose gradient is zero (e.g. a triangular L with L₀₀ = L₁₀ = 0, symmetric under their joint sign flip)."""
-    best_x, best_loss = x, torch.where(at_saddle, loss, -math.inf)
+    x: np.ndarray, loss: np.ndarray, direction: np.ndarray, data: _StableData, params: GapScoreParams
+) -> np.ndarray:
+    """Move each row along its negative-curvature direction (either sign, lengths 1 to 1e-4) to the candidate
+    with the lowest J, if it is lower than ``loss``; damped Newton steps cannot leave a saddle whose gradient is
+    zero (e.g. a triangular L with L₀₀ = L₁₀ = 0, symmetric under their joint sign flip)."""
+    best_x, best_loss = x, loss
     for length in (1.0, -1.0, 1e-1, -1e-1, 1e-2, -1e-2, 1e-4, -1e-4):
         candidate = x + length * direction
-        trial = objective(candidate)
+        trial = _stable_objective(candidate, data, params)
         better = trial < best_loss
-        best_x = torch.where(better[:, None], candidate, best_x)
-        best_loss = torch.where(better, trial, best_loss)
+        best_x = np.where(better[:, None], candidate, best_x)
+        best_loss = np.where(better, trial, best_loss)
     return best_x
 
 
-def _fit_stable(objective: _Objective, x0: torch.Tensor, params: GapScoreParams) -> _FitOutput:
-    """Batched Levenberg–Marquardt (damped Newton), each model until its full Newton step is below ``step_tol``.
+def _fit_stable(data: _StableData, params: GapScoreParams) -> _FitOutput:
+    """Levenberg–Marquardt (damped Newton) per model, each until its Newton test passes (``_newton_test``) or it
+    has run ``stable_max_iter`` iterations.
 
-    A model stops (its row is frozen) once converged, so the batched fit equals separate fits.  The test is
-    on the Newton step, not on |∇J|: where the optimum sits on the covariance floor the curvature is ~1/floor²,
-    and a gradient that float rounding of J cannot reduce further still means a step of ~1e-12.
+    Only the models still running are evaluated: a model that has stopped costs nothing more, so the cost is the
+    sum of the models' own iteration counts.  Every operation acts on each row alone, in an order that does not
+    depend on the other rows (elementwise numpy, sums in index order, LAPACK one matrix at a time), so a model's
+    iterates are bitwise the same whether it is fitted alone or in any batch.
     """
-    n_models = x0.shape[0]
-    x, damping = x0, torch.full((n_models,), 1e-3, dtype=x0.dtype)
-    steps, iteration = torch.zeros(n_models, dtype=torch.long), 0
+    x = _stable_start(data, params)
+    n_models = x.shape[0]
+    damping = np.full(n_models, 1e-3)
+    steps = np.zeros(n_models, dtype=np.int64)
+    loss, grad_max, newton_step = np.empty(n_models), np.empty(n_models), np.empty(n_models)
+    running = np.arange(n_models)
     while True:
-        x, loss, grad = _per_model_grad(objective, x, create_graph=True)
-        hess, grad = _batched_hessian(grad, x).detach(), grad.detach()
-        newton, lowest, direction = _newton_step_size(hess, grad, params.flat_tol)
-        done = newton < params.step_tol
-        if iteration == params.stable_max_iter or bool(done.all()):
-            return _FitOutput(x.detach(), loss.detach(), steps, grad.abs().amax(-1), newton)
-        step, ok = _marquardt_step(hess, grad, damping)
-        with torch.no_grad():
-            accept = ok & ~done & (objective(x + step) <= loss)
-            x = torch.where(accept[:, None], x + step, x)
-            damping = torch.where(accept, damping / 3.0, damping * 10.0).clamp(1e-12, 1e12)
-            at_saddle = ~accept & ~done & (lowest < -params.flat_tol)
-            if bool(at_saddle.any()):
-                x = _leave_saddle(objective, x, loss, direction, at_saddle)
-        steps += ~done
-        iteration += 1
+        rows, x_run = data.of(running), x[running]
+        loss_run, grad, hess = _stable_derivatives(x_run, rows, params)
+        test = _newton_test(hess, grad, params)
+        stop = (test.step < params.step_tol) | (steps[running] == params.stable_max_iter)
+        stopped = running[stop]
+        loss[stopped], newton_step[stopped] = loss_run[stop], test.step[stop]
+        grad_max[stopped] = np.abs(grad[stop]).max(-1)
+        go = ~stop
+        if not go.any():
+            break
+        running, rows, x_run, loss_run = running[go], rows.of(np.flatnonzero(go)), x_run[go], loss_run[go]
+        step, ok = _marquardt_step(hess[go], grad[go], damping[running])
+        candidate = x_run + step
+        accept = ok & (_stable_objective(candidate, rows, params) <= loss_run)
+        x_run = np.where(accept[:, None], candidate, x_run)
+        damping[running] = np.clip(np.where(accept, damping[running] / 3.0, damping[running] * 10.0), 1e-12, 1e12)
+        saddle = np.flatnonzero(~accept & (test.lowest[go] < -params.flat_tol))
+        if saddle.size:
+            direction = test.direction[go][saddle]
+            x_run[saddle] = _leave_saddle(x_run[saddle], loss_run[saddle], direction, rows.of(saddle), params)
+        x[running] = x_run
+        steps[running] += 1
+    point = _StablePoint.of(x, params.chol_diag_floor)
+    theta = torch.from_numpy(np.stack([point.theta_text, point.theta_image], -1))
+    return _FitOutput(
+        theta=theta,
+        beta=torch.zeros(n_models, 2, dtype=torch.float64),
+        loss=loss,
+        steps=steps,
+        grad_max=grad_max,
+        newton_step=newton_step,
+        converged=newton_step < params.step_tol,
+    )
 
 
 def _gap(delta: torch.Tensor, props: torch.Tensor, params: GapScoreParams) -> torch.Tensor:
@@ -507,26 +751,23 @@ def fit_gap_scores(
     (each cell is normalised; only proportions enter, scaled by ``params.pseudo_count``).  Every model
     must have the same categories; their order is taken from the first model.  ``variant="official"``
     reproduces the authors' float32 AdamW run; ``"stable"`` fixes β = 0 and runs a float64 damped Newton
-    method to convergence.  The fit draws no random numbers; ``seed`` seeds torch inside a forked RNG state.
+    method per model to convergence (each model's result is the same alone or in any batch).  The fit draws
+    no random numbers; ``seed`` seeds torch inside a forked RNG state.
     """
     if variant not in VARIANTS:
         raise ValueError(f"variant must be one of {VARIANTS}, got {variant!r}")
     params = params or GapScoreParams()
     names, categories, props = _proportions(joint_counts)
-    dtype = torch.float32 if variant == "official" else torch.float64
-    data = _Data(*(t.to(dtype) for t in _pseudo_counts(props, params.pseudo_count)))
-    layout = _Layout(n_cat=len(categories), stable=variant == "stable")
+    counts = _pseudo_counts(props, params.pseudo_count)
     with torch.random.fork_rng(devices=[]), pyro.validation_enabled(False), _single_thread():
         torch.manual_seed(seed)
-        x0 = layout.pack(*_initial_state(data, params, dtype), params.chol_diag_floor)
-        objective = _flat_objective(data, params, layout, x0)
-        fit = _fit_official if variant == "official" else _fit_stable
-        x, loss, steps, grad_max, newton_step = fit(objective, x0, params)
-        theta, beta, _, _ = layout.unpack(x, params.chol_diag_floor)
-    theta, beta = theta.double(), beta.double()
+        if variant == "official":
+            fit = _fit_official(_Data(*(t.to(torch.float32) for t in counts)), params)
+        else:
+            fit = _fit_stable(_StableData(*(t.numpy() for t in counts)), params)
+    theta, beta, converged = fit.theta, fit.beta, fit.converged
     delta = theta[..., 0] - theta[..., 1]
     gaps = 100.0 * _gap(delta, props, params)
-    converged = newton_step < params.step_tol
     models = {}
     for j, name in enumerate(names):
         cells = {
@@ -544,10 +785,10 @@ def fit_gap_scores(
             overall=float(gaps[:, j].mean()),
             beta_text=float(beta[j, 0]),
             beta_image=float(beta[j, 1]),
-            objective=float(loss[j]),
-            steps_run=int(steps[j]),
-            grad_max=float(grad_max[j]),
-            newton_step=float(newton_step[j]),
+            objective=float(fit.loss[j]),
+            steps_run=int(fit.steps[j]),
+            grad_max=float(fit.grad_max[j]),
+            newton_step=float(fit.newton_step[j]),
             converged=bool(converged[j]),
         )
     result = GapScoreResult(variant, params, categories, models)

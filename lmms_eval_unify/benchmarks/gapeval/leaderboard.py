@@ -32,6 +32,7 @@ from lmms_eval_unify.reports.boards import (
     ranges,
     split_half_boards,
     to_row,
+    unit_sources,
 )
 from lmms_eval_unify.reports.results_io import ModelResults, sample_failure
 
@@ -69,8 +70,9 @@ def score_models(models: Mapping[str, ModelResults], options: Options) -> list[S
             if und and gen:
                 units[category] = paper.joint_features(und, gen)
                 failures[category] = pair_failures(und, gen)
+        sources = unit_sources(res, {c: paper.task_names(c) for c in units})
         if units:
-            scored.append(evaluate(Entry(label, units, parts_row, failures=failures), options))
+            scored.append(evaluate(Entry(label, units, parts_row, failures=failures, sources=sources), options))
     return scored
 
 
@@ -269,7 +271,7 @@ def start(
             from lmms_eval_unify.reports import plots as pl
 
             keys = [k for h, ks in tables[0].columns for k in ks if "Und." in h or "Gen." in h]
-            figures.append(("GapEval Und./Gen. per model", pl.grouped_bars(tables[0], keys, "GapEval")))
+            figures += pl.grouped_bars(tables[0], keys, "GapEval Und./Gen. per model")
             scatter = pl.scatter(
                 points,
                 "ability: mean of Und. and Gen. accuracy (%)",

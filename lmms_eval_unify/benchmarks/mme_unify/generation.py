@@ -30,16 +30,50 @@ SCENE_CHANGE = 20.0
 CLIPSIM_MAX_WORDS = 70
 
 
-def keyframes(frames: list[Image.Image], count: int = KEYFRAMES, threshold: float = SCENE_CHANGE) -> list[Image.Image]:
-    """The official key-frame rule: frames whose grey-level mean absolute change exceeds ``threshold``; fewer
-    than ``count`` -> ``count`` uniform frames (linspace); more -> evenly subsampled to ``count``."""
+def uniform_indices(total: int, count: int) -> list[int]:
+    """The released video script's uniform sampling: frames ``linspace(0, total - 1, count)`` (integer part), each
+    taken at most once as it reads the video in order (fewer than ``count`` when ``total`` is smaller)."""
+    return sorted({int(i) for i in np.linspace(0, total - 1, count).astype(int)})
+
+
+def released_video_frames(path: str, count: int) -> list[Image.Image]:
+    """A reference video as ``Evaluate_Generation_Video.py`` samples it for FVD (``load_and_sample_mp4``): its
+    :func:`uniform_indices` frames (of the container's frame count), decoded by OpenCV as the script does (PyAV's
+    colour conversion differs by up to 2 levels)."""
+    import cv2  # opencv-python-headless, a dependency of lmms-eval
+
+    capture = cv2.VideoCapture(str(path))
+    try:
+        wanted = set(uniform_indices(int(capture.get(cv2.CAP_PROP_FRAME_COUNT)), count))
+        frames, index = [], 0
+        while True:
+            ok, frame = capture.read()
+            if not ok:
+                break
+            if index in wanted:
+                frames.append(Image.fromarray(cv2.cvtColor(frame, cv2.COLOR_BGR2RGB)))
+            index += 1
+    finally:
+        capture.release()
+    return frames
+
+
+def keyframe_indices(frames: list[Image.Image], count: int = KEYFRAMES, threshold: float = SCENE_CHANGE) -> list[int]:
+    """The official key-frame rule (``extract_keyframes``): frames whose grey-level mean absolute change exceeds
+    ``threshold``; fewer than ``count`` -> the uniform frames of :func:`uniform_indices` (so a video of fewer than
+    ``count`` frames keeps each frame once); more -> evenly subsampled to ``count``."""
     grey = [np.asarray(f.convert("L"), dtype=np.float32) for f in frames]
     keys = [0] + [i for i in range(1, len(grey)) if np.abs(grey[i] - grey[i - 1]).mean() > threshold]
     if len(keys) < count:
-        keys = np.linspace(0, len(frames) - 1, count).astype(int).tolist()
-    elif len(keys) > count:
-        keys = [keys[i] for i in np.linspace(0, len(keys) - 1, count).astype(int)]
-    return [frames[i] for i in keys]
+        return uniform_indices(len(frames), count)
+    if len(keys) > count:
+        return [keys[i] for i in np.linspace(0, len(keys) - 1, count).astype(int)]
+    return keys
+
+
+def keyframes(frames: list[Image.Image], count: int = KEYFRAMES, threshold: float = SCENE_CHANGE) -> list[Image.Image]:
+    """The key frames of :func:`keyframe_indices`."""
+    return [frames[i] for i in keyframe_indices(frames, count, threshold)]
 
 
 def _variant(family: str) -> str:
@@ -99,13 +133,40 @@ def released_clip_pair(output: Image.Image, reference: Image.Image) -> tuple[Ima
     return to_pil_image(a[0]), to_pil_image(b[0])
 
 
-def _score_image(subtask: str, doc: dict, image: Image.Image, variant: str) -> Score:
+RELEASED_LPIPS_MIN_SIDE = 31
+"""The released script computes LPIPS (AlexNet) for FIR and TIG; a pair smaller than this in height or width
+(after its resize to the smaller height and width) makes it raise, and the sample is dropped."""
+
+
+def _too_small(image: Image.Image, reference: Image.Image, min_side: int) -> OutputFailure | str | None:
+    """Why the pair is below ``min_side`` (after the pair rule): the output (an ``OutputFailure``), the reference
+    (a reason to skip the sample: the data's fault), or None."""
+    if min(image.size) < min_side:
+        return OutputFailure("image_too_small", f"output of {image.width}x{image.height} < {min_side} pixels a side")
+    if min(reference.size) < min_side:
+        return f"reference_too_small ({reference.width}x{reference.height} < {min_side} pixels a side)"
+    return None
+
+
+def _score_image(subtask: str, doc: dict, image: Image.Image, variant: str) -> Score | OutputFailure:
+    """FIR: LPIPS; TIE/TIG: CLIP-I and CLIP-T. A pair too small for LPIPS fails only its sample: FIR always
+    (LPIPS cannot take it), TIG in the ``official`` variant (the released script computes LPIPS there too and
+    drops the sample); the ``corrected`` TIG scores it (CLIP resizes any image)."""
     if subtask == "FIR":
+        from lmms_eval_unify.metrics.lpips_metric import lpips_min_side
+
         reference = to_pil_images(doc["image"])[0]
+        small = _too_small(image, reference, lpips_min_side(metric_config("lpips")))
+        if small is not None:
+            return small if isinstance(small, OutputFailure) else _skip(subtask, small)
         metric = _variant("lpips")
         value = float(metrics.lpips_distance([image], [reference], variant=metric, config=metric_config("lpips"))[0])
         return Score({"lpips": value}, details={"variant": metric})
     reference = to_pil_images(doc["edited_image"] if subtask == "TIE" else doc["image"])[0]
+    if subtask == "TIG" and variant == "official":
+        small = _too_small(image, reference, RELEASED_LPIPS_MIN_SIDE)
+        if small is not None:
+            return small if isinstance(small, OutputFailure) else _skip(subtask, small)
     if variant == "official":
         image, reference = released_clip_pair(image, reference)
     config = metric_config("clip_score")
@@ -117,9 +178,9 @@ def _score_image(subtask: str, doc: dict, image: Image.Image, variant: str) -> S
 def _score_video(subtask: str, doc: dict, frames: list[Image.Image]) -> Score:
     """Official per-sample "FVD" vs the reference video and "FID" of every frame vs the conditioning image
     (TVG has none: its FID compares each frame with the reference video's frame at the same position; ours)."""
-    reference = read_video_frames(doc["video"], len(frames))
+    reference = released_video_frames(doc["video"], len(frames))
     condition = to_pil_images(doc["image"])[0] if subtask != "TVG" else None
-    fid_real = [condition] * len(frames) if condition is not None else reference
+    fid_real = [condition] * len(frames) if condition is not None else metrics.resample_frames(reference, len(frames))
     values = {
         "fvd": float(metrics.fvd([reference], [frames], variant="official", config=metric_config("fvd")).per_sample[0]),
         "fid": float(metrics.fid(fid_real, frames, variant="official", config=metric_config("fid")).per_sample.mean()),

@@ -22,6 +22,7 @@ from lmms_eval_unify.reports.boards import (
     split_half_boards,
     task_failures,
     to_row,
+    unit_sources,
 )
 from lmms_eval_unify.reports.results_io import ModelResults
 
@@ -86,8 +87,10 @@ def boards(models: Mapping[str, ModelResults], options: Options, variant: str = 
             for s in subtasks
             if (rows := res.supported(paper.task_name(s, variant)))
         }
-        failures = task_failures(res, {paper.task_name(s): paper.task_name(s, variant) for s in subtasks})
-        scored.append(evaluate(Entry(label, units, lambda means, sizes: row_fn(means), failures=failures), options))
+        tasks = {paper.task_name(s): paper.task_name(s, variant) for s in subtasks}
+        failures, sources = task_failures(res, tasks), unit_sources(res, tasks)
+        entry = Entry(label, units, lambda means, sizes: row_fn(means), failures=failures, sources=sources)
+        scored.append(evaluate(entry, options))
     if not scored:
         return []
     rows = [to_row(s) for s in scored]
@@ -145,7 +148,7 @@ def start(
         if plots and tables:
             from lmms_eval_unify.reports import plots as pl
 
-            figures.append(("MME-Unify scores per model", pl.grouped_bars(tables[0], HEADLINE, "MME-Unify")))
+            figures += pl.grouped_bars(tables[0], HEADLINE, "MME-Unify scores per model")
         return tables, figures
 
     return finish

@@ -136,6 +136,12 @@ def iee_text_correct(explanation: str, choices: Sequence[str], answer: str, vari
     return predicted == answer, predicted
 
 
+def iee_explanation(text: str) -> str:
+    """The explanation of an IEE answer, as its text half compares it: normalised, without a leading
+    ``Explanation:`` label."""
+    return re.sub(r"^\s*explanation\s*:\s*", "", normalise_text(text), flags=re.IGNORECASE)
+
+
 @scorer(*METRICS["IEE"])
 def score_unify_qa(doc: dict, parsed: ParsedOutput, *, subtask: str, variant: str = "corrected") -> Score:
     """``text_correct`` and ``image_correct`` of one IEE/CSQ/AL/SD item (answer_and_image protocol).
@@ -145,7 +151,7 @@ def score_unify_qa(doc: dict, parsed: ParsedOutput, *, subtask: str, variant: st
     check_variant(variant)
     choices, answer = list(doc["choice"]), str(doc["answer"]).strip()
     if subtask == "IEE":
-        text = re.sub(r"^\s*explanation\s*:\s*", "", normalise_text(parsed.text), flags=re.IGNORECASE)
+        text = iee_explanation(parsed.text)
         text_ok, predicted = iee_text_correct(text, choices, answer, variant) if text else (False, None)
     else:
         predicted = choose_option(parsed.text, choices)

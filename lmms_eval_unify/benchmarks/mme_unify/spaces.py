@@ -8,10 +8,11 @@ from dataclasses import dataclass
 from PIL import Image
 
 from lmms_eval_unify.benchmarks.mme_unify import vcot
+from lmms_eval_unify.benchmarks.mme_unify.generation import released_video_frames
 from lmms_eval_unify.benchmarks.mme_unify.scoring import board_states, option_labels, prompt_coordinates
 from lmms_eval_unify.generation.answer_spaces import CandidateImageSpace, ChoiceSpace
 from lmms_eval_unify.generation.protocols import Phase
-from lmms_eval_unify.generation.visuals import read_video_frames, to_pil_images
+from lmms_eval_unify.generation.visuals import to_pil_images
 from lmms_eval_unify.scoring.answers import split_option
 
 
@@ -118,7 +119,8 @@ class ReferencePlan:
 
 @dataclass(frozen=True)
 class ReferenceSpace:
-    """Oracle: the reference image (``field``) or the reference video's 16 uniform frames. Random: noise."""
+    """Oracle: the reference image (``field``) or the reference video's 16 frames as the scorer samples them.
+    Random: noise."""
 
     field: str
     is_video: bool = False
@@ -128,7 +130,7 @@ class ReferenceSpace:
         if not oracle:
             return ReferencePlan(tuple(_noise(rng) for _ in range(count)))
         if self.is_video:
-            return ReferencePlan(tuple(read_video_frames(doc[self.field], count)) if doc[self.field] else ())
+            return ReferencePlan(tuple(released_video_frames(doc[self.field], count)) if doc[self.field] else ())
         return ReferencePlan(tuple(to_pil_images(doc[self.field])))
 
 

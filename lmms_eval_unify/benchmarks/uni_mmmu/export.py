@@ -15,8 +15,10 @@ from pathlib import Path
 
 from lmms_eval_unify.benchmarks.uni_mmmu import spec
 from lmms_eval_unify.reports.exports import (
+    UNSUPPORTED,
     DocSource,
     ExportReport,
+    SampleOutput,
     benchmark_tasks,
     missing_docs_note,
     model_folders,
@@ -116,6 +118,15 @@ def reference_files(name: str, case: str, doc_id: int, doc: Mapping, reference: 
     return {}
 
 
+def scored_images(output: SampleOutput) -> list[bytes]:
+    """The images to write for a case: all of them when every one is readable; none when one is missing or
+    unreadable or the record is unusable, which the released evaluator scores as our scorers score the failure
+    (maze/sliding image metrics 0, jigsaw's penalty distance, no judged image)."""
+    if output.record_failure or any(image is None for image in output.images):
+        return []
+    return [image for image in output.images if image is not None]
+
+
 def export(runs: Sequence[RunInfo], out: Path, report: ExportReport, docs: DocSource) -> None:
     """Each run's task folders under ``out/<model>/uni_mmmu/`` (:func:`export_run`)."""
     for run, folder in model_folders(runs, out, spec.BENCHMARK):
@@ -137,19 +148,21 @@ def export_run(run: RunInfo, out: Path, report: ExportReport, docs: DocSource) -
             missing += docs.data_dir is not None and doc is None
             case = root / case_name(name, doc_id, doc)
             case.mkdir(parents=True, exist_ok=True)
+            images = scored_images(output)
             if name in CANDIDATE_FOLDER_TASKS:
-                targets = [case / "cand_01" / f"step_{k:04d}.png" for k in range(1, len(output.images) + 1)]
+                targets = [case / "cand_01" / f"step_{k:04d}.png" for k in range(1, len(images) + 1)]
             else:
-                targets = [case / f"model_image_{k:02d}.png" for k in range(1, len(output.images) + 1)]
-            written = [write_image(d, t, report) for d, t in zip(output.images, targets, strict=True)]
-            if output.text:
-                (case / "model_text.txt").write_text(output.text, encoding="utf-8")
+                targets = [case / f"model_image_{k:02d}.png" for k in range(1, len(images) + 1)]
+            written = [write_image(d, t, report) for d, t in zip(images, targets, strict=True)]
+            text = "" if output.record_failure else output.text
+            if text or (name in CANDIDATE_FOLDER_TASKS and output.record_failure != UNSUPPORTED):
+                (case / "model_text.txt").write_text(text, encoding="utf-8")
                 report.files.append(case / "model_text.txt")
             references = (
                 {} if doc is None else reference_files(name, case.name, doc_id, doc, out / "reference" / task, report)
             )
             if name == "jigsaw":
-                metadata += [references] if references else []
+                metadata += [references] if references and output.record_failure != UNSUPPORTED else []
                 references = {}
             record = {
                 "id": case.name,

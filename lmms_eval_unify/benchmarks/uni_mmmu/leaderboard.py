@@ -23,6 +23,7 @@ from lmms_eval_unify.reports.boards import (
     split_half_boards,
     task_failures,
     to_row,
+    unit_sources,
 )
 from lmms_eval_unify.reports.results_io import ModelResults
 
@@ -49,8 +50,10 @@ def boards(models: Mapping[str, ModelResults], options: Options) -> list[Board]:
             for t in paper.TASKS
             if (rows := res.supported(paper.task_name(t)))
         }
-        failures = task_failures(res, {paper.task_name(t): paper.task_name(t) for t in paper.TASKS})
-        scored.append(evaluate(Entry(label, units, lambda means, sizes: row_fn(means), failures=failures), options))
+        tasks = {paper.task_name(t): paper.task_name(t) for t in paper.TASKS}
+        failures, sources = task_failures(res, tasks), unit_sources(res, tasks)
+        entry = Entry(label, units, lambda means, sizes: row_fn(means), failures=failures, sources=sources)
+        scored.append(evaluate(entry, options))
     if not scored:
         return []
     columns = [
@@ -109,12 +112,7 @@ def start(
             from lmms_eval_unify.reports import plots as pl
 
             keys = [k for _, ks in tables[0].columns for k in ks[:1]]
-            figures.append(
-                (
-                    "Uni-MMMU scores per model (Maze/Slid. step level)",
-                    pl.grouped_bars(tables[0], keys, "Uni-MMMU"),
-                )
-            )
+            figures += pl.grouped_bars(tables[0], keys, "Uni-MMMU scores per model (Maze/Slid. step level)")
         return tables, figures
 
     return finish

@@ -10,10 +10,10 @@ import json
 from collections.abc import Sequence
 from pathlib import Path
 
+from lmms_eval_unify import gate
 from lmms_eval_unify.benchmarks.unig2u import spec
 from lmms_eval_unify.reports.exports import DocSource, ExportReport, model_folders, write_json
 from lmms_eval_unify.reports.gallery import RunInfo
-from lmms_eval_unify.reports.results_io import RESULTS_SUFFIX, model_label
 
 NEEDS_DOCS = False
 """The released collector reads aggregate metrics alone."""
@@ -21,13 +21,11 @@ NEEDS_DOCS = False
 
 def results_summary(run: RunInfo) -> dict[str, dict]:
     """task -> metric -> value as ``script/eval_all.sh`` collects it from lmms-eval's results files (``alias``
-    and ``*stderr*`` keys dropped), UniG2U tasks only; a task run twice keeps the newest run's values."""
+    and ``*stderr*`` keys dropped), UniG2U tasks only, from the configuration's own results files; a task run twice
+    keeps the newest run's values."""
     summary: dict[str, dict] = {}
-    files = sorted({f for d in run.run_dirs for f in d.glob(f"*{RESULTS_SUFFIX}")}, key=lambda p: (p.name, str(p)))
-    for results_file in files:
-        results = json.loads(results_file.read_text(encoding="utf-8"))
-        if model_label(results) != run.label:
-            continue
+    for results_file in sorted(run.results_files, key=lambda p: (p.name, str(p))):
+        results = gate.read_json(results_file, "data_file", [results_file.parent])
         for task, metrics in results.get("results", {}).items():
             if task in run.samples and task.startswith(spec.TASK_PREFIX):
                 summary[task] = {k: v for k, v in metrics.items() if k not in ("alias", " ") and "stderr" not in k}

@@ -31,6 +31,7 @@ from lmms_eval_unify.reports.boards import (
     split_half_boards,
     task_failures,
     to_row,
+    unit_sources,
 )
 from lmms_eval_unify.reports.leaderboard import load_labels, yaml_map
 from lmms_eval_unify.reports.results_io import ModelResults
@@ -80,8 +81,15 @@ def _protocol(
     if not tasks & res.samples.keys():
         return None
     units = {t: paper.task_features(rows) for t in tasks if (rows := res.supported(t))}
-    failures = task_failures(res, {t: t for t in tasks})
-    entry = Entry(res.model, units, lambda means, sizes: protocol_row(means, suffix, sizes), _pair_key, failures)
+    by_unit = {t: t for t in tasks}
+    entry = Entry(
+        res.model,
+        units,
+        lambda means, sizes: protocol_row(means, suffix, sizes),
+        _pair_key,
+        task_failures(res, by_unit),
+        unit_sources(res, by_unit),
+    )
     return evaluate(entry, options)
 
 
@@ -210,17 +218,14 @@ def delta_figures(
 
     by_subtask = matrix(subtasks)
     return [
-        (
-            "UniG2U Δ vs base VLM (models × categories)",
-            heatmap(matrix(categories), models, categories, "Δ (points)", False),
-        ),
-        (
-            "UniG2U Spearman ρ of Δ across subtasks (Fig. 10a)",
-            heatmap(spearman_matrix(by_subtask), subtasks, subtasks, "Spearman ρ"),
-        ),
-        (
+        *heatmap(matrix(categories), models, categories, "UniG2U Δ vs base VLM in points (models × categories)", False),
+        *heatmap(spearman_matrix(by_subtask), subtasks, subtasks, "UniG2U Spearman ρ of Δ across subtasks (Fig. 10a)"),
+        *heatmap(
+            spearman_matrix(by_subtask.T),
+            models,
+            models,
             "UniG2U Spearman ρ of Δ across models (Fig. 10b)",
-            heatmap(spearman_matrix(by_subtask.T), models, models, "Spearman ρ"),
+            paged=False,  # a square matrix: one figure, every k-th model labelled
         ),
     ]
 
@@ -243,7 +248,7 @@ def start(
             from lmms_eval_unify.reports import plots as pl
 
             keys = [*paper.CATEGORIES, paper.OVERALL]
-            figures.append(("UniG2U-Bench accuracy per model", pl.grouped_bars(tables[0], keys, "UniG2U-Bench")))
+            figures += pl.grouped_bars(tables[0], keys, "UniG2U-Bench accuracy per model")
             figures += delta_figures(deltas, paper.CATEGORIES, paper.SUBTASKS)
         return tables, figures
 

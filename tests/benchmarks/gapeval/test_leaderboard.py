@@ -7,6 +7,7 @@ import io
 from pathlib import Path
 
 import pytest
+from figure_checks import assert_every_figure_bounded, bar_labels, caption, leaderboard_figures, many_runs, shown_labels
 from leaderboard_runs import read_csv, run, write_runs
 
 from lmms_eval_unify.benchmarks.gapeval import paper as ge
@@ -70,3 +71,18 @@ def test_gap_not_converged_names_each_cell():
     (line,) = gap_not_converged(gaps, "stable", warn=stream)
     assert "1 cell(s): m / reasoning (" in line and line in stream.getvalue()
     assert gap_not_converged({"n": gaps["n"]}, "stable", warn=stream) == []
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("n_models", [6, pytest.param(200, marks=pytest.mark.heavy)])
+def test_figures_show_every_row_within_bounds_and_the_legend_inside_the_figure(tmp_path, monkeypatch, n_models):
+    """The Und./Gen. legend was cut at the PNG's edge: it now lies inside the figure, off the bars; the bars
+    page every Table 2 row and Fig. 3 has every model that got a Gap Score."""
+    root, _ = many_runs(tmp_path, n_models, ["gapeval"])
+    out = tmp_path / "b"
+    figures = leaderboard_figures(monkeypatch, [root, "--benchmark", "gapeval", "--bootstrap", 0, "-o", out])
+    assert_every_figure_bounded(figures)
+    rows = shown_labels(out / "gapeval_table2.csv")
+    assert bar_labels(figures, "GapEval Und./Gen. per model") == rows
+    [fig3] = [f for f in figures if caption(f).startswith("GapEval: gap vs ability")]
+    assert len(fig3.axes[0].collections[0].get_offsets()) == len(rows)

@@ -6,10 +6,13 @@ from PIL import Image
 
 from lmms_eval_unify.benchmarks.mme_unify.generation import (
     WORST,
+    keyframe_indices,
     keyframes,
     released_clip_pair,
+    released_video_frames,
     score_generation,
 )
+from lmms_eval_unify.benchmarks.mme_unify.offline.data import write_video
 from lmms_eval_unify.metrics import normalise_distance_score
 from lmms_eval_unify.output.record import UnifiedOutput
 
@@ -31,6 +34,28 @@ def test_keyframes_subsampled_when_many_scene_changes():
     frames = [_grey((i % 2) * 200) for i in range(40)]  # every frame is a scene change
     chosen = keyframes(frames)
     assert len(chosen) == 16 and _levels(chosen)[0] == 0
+
+
+def test_keyframes_of_a_short_video_keep_each_frame_once():
+    """``extract_keyframes`` keeps a frame once when the uniform indices repeat it (fewer than 16 frames)."""
+    assert keyframe_indices([_grey(i) for i in range(6)]) == [0, 1, 2, 3, 4, 5]
+    assert keyframe_indices([_grey(i) for i in range(16)]) == list(range(16))
+
+
+def test_reference_video_frames_are_the_released_scripts(tmp_path):
+    """``load_and_sample_mp4``: OpenCV's frames at ``linspace(0, T - 1, n)``, each once (the scorer sampled the
+    centres of n segments with PyAV, whose colours differ by up to 2 levels)."""
+    import cv2
+
+    rng = np.random.default_rng(0)
+    frames = [Image.fromarray(rng.integers(0, 255, (32, 48, 3), dtype=np.uint8)) for _ in range(24)]
+    path = str(write_video(tmp_path / "v.mp4", frames))
+    capture, decoded = cv2.VideoCapture(path), []
+    while (read := capture.read())[0]:
+        decoded.append(cv2.cvtColor(read[1], cv2.COLOR_BGR2RGB))
+    wanted = np.linspace(0, 23, 16, dtype=int)
+    assert [np.asarray(f).tolist() for f in released_video_frames(path, 16)] == [decoded[i].tolist() for i in wanted]
+    assert len(released_video_frames(path, 40)) == 24
 
 
 def test_missing_generated_image_is_invalid_and_scores_zero(tmp_path):
@@ -150,3 +175,45 @@ def test_tie_official_scores_the_resized_pair(tmp_path, monkeypatch):
     assert official == pytest.approx(float(clip_image_similarity([resized[0]], [resized[1]], config)[0]))
     assert corrected == pytest.approx(float(clip_image_similarity([output], [reference], config)[0]))
     assert official != pytest.approx(corrected)
+
+
+def _tiny_metrics(monkeypatch) -> None:
+    import json
+
+    from lmms_eval_unify.benchmarks.mme_unify.scoring import METRICS_ENV
+
+    tiny = {"backbone": "tiny", "weights": "random"}
+    monkeypatch.setenv(METRICS_ENV, json.dumps({"lpips": {"weights": "random"}, "clip_score": tiny}))
+
+
+def _output(tmp_path, size: tuple[int, int]) -> str:
+    Image.new("RGB", size, (200, 30, 30)).save(tmp_path / f"out_{size[0]}x{size[1]}.png")
+    return UnifiedOutput("image_only", images=[f"out_{size[0]}x{size[1]}.png"], root=str(tmp_path)).to_json()
+
+
+@pytest.mark.parametrize("size", [(1, 1), (30, 30), (30, 400), (400, 30)])
+def test_an_output_too_small_for_lpips_fails_only_its_sample(tmp_path, monkeypatch, size):
+    """LPIPS (AlexNet) raises on a pair under 31 px a side. FIR: the released script skips the sample (official:
+    left out), corrected scores it worst; both say why. TIG: the released script computes LPIPS too and drops the
+    sample (official: left out), corrected scores it with CLIP, which resizes any image."""
+    _tiny_metrics(monkeypatch)
+    doc = {"image": Image.new("RGB", (64, 64), "blue"), "Text_Prompt": "a cat"}
+    raw = _output(tmp_path, size)
+    fir = {v: score_generation(doc, [raw], subtask="FIR", variant=v) for v in ("official", "corrected")}
+    assert fir["official"]["lpips"] is None and fir["corrected"]["lpips"] == WORST["lpips"]
+    assert fir["official"]["invalid_outputs"] == fir["corrected"]["invalid_outputs"] == "image_too_small"
+    tig = {v: score_generation(doc, [raw], subtask="TIG", variant=v) for v in ("official", "corrected")}
+    assert tig["official"]["clip_i"] is None and tig["official"]["invalid_outputs"] == "image_too_small"
+    assert isinstance(tig["corrected"]["clip_i"], float) and tig["corrected"]["invalid_outputs"] == ""
+
+
+def test_the_smallest_pair_lpips_takes_is_scored_and_a_tiny_reference_is_skipped(tmp_path, monkeypatch):
+    _tiny_metrics(monkeypatch)
+    doc = {"image": Image.new("RGB", (64, 64), "blue"), "Text_Prompt": "a cat"}
+    scored = score_generation(doc, [_output(tmp_path, (31, 31))], subtask="FIR", variant="official")
+    assert isinstance(scored["lpips"], float) and scored["invalid_outputs"] == ""
+    tiny_reference = {"image": Image.new("RGB", (8, 8), "blue"), "Text_Prompt": "a cat"}
+    for variant in ("official", "corrected"):
+        skipped = score_generation(tiny_reference, [_output(tmp_path, (64, 64))], subtask="FIR", variant=variant)
+        assert skipped["lpips"] is None and skipped["invalid_outputs"] == ""
+        assert skipped["details"]["skipped"].startswith("reference_too_small")

@@ -8,6 +8,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from figure_checks import assert_every_figure_bounded, bar_labels, leaderboard_figures, many_runs, shown_labels
 from leaderboard_runs import approx, read_csv, run, write_runs
 
 from lmms_eval_unify.benchmarks.mme_unify import leaderboard, spec
@@ -105,3 +106,12 @@ def test_table2_is_built_by_the_roll_up_the_spec_names(runs, monkeypatch):
     after = leaderboard.boards(models, no_resampling)[0]
     assert [r.label for r in after.rows] == ["base-vlm", "uni-model"]
     assert [r.values for r in after.rows] == [{"MME-U": 1.0}, {"MME-U": 3.0}]
+
+
+@pytest.mark.parametrize("n_models", [6, pytest.param(200, marks=pytest.mark.heavy)])
+def test_figures_show_every_row_within_bounds_legends_off_the_bars(tmp_path, monkeypatch, n_models):
+    root, _ = many_runs(tmp_path, n_models, ["mme_unify"])
+    out = tmp_path / "b"
+    figures = leaderboard_figures(monkeypatch, [root, "--benchmark", "mme_unify", "--bootstrap", 0, "-o", out])
+    assert_every_figure_bounded(figures)
+    assert bar_labels(figures, "MME-Unify scores per model") == shown_labels(out / "mme_unify_table2.csv")

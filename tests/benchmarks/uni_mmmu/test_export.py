@@ -31,6 +31,7 @@ from lmms_eval_unify.benchmarks.uni_mmmu.official import maze_image_scores, slid
 from lmms_eval_unify.benchmarks.uni_mmmu.offline.data import generate as generate_uni_mmmu
 from lmms_eval_unify.benchmarks.uni_mmmu.reference_judge import verdict as uni_mmmu_verdict
 from lmms_eval_unify.metrics.tiny import TINY_DREAMSIM_TYPE, write_tiny_dreamsim_checkpoint
+from lmms_eval_unify.output.record import UnifiedOutput
 from lmms_eval_unify.reports import exports as ex
 from lmms_eval_unify.reports.results_io import load_results
 from lmms_eval_unify.testing.synthetic import write_run
@@ -223,3 +224,43 @@ def test_uni_mmmu_code_and_science_cases_are_named_and_referenced_as_released(tm
         "case_00000",
         "case_00001",
     ]
+
+
+def test_failed_cases_are_written_so_the_released_evaluator_scores_them_as_we_do(tmp_path):
+    """eval_ummmu.py scores what is in a case folder: a maze/sliding case without ``model_text.txt`` or a
+    ``cand_*`` folder is left out of the means, a partial image list is matched image by image, a jigsaw item
+    missing from ``metadata.json`` is not evaluated. Our scorers score a failed image 0 (jigsaw: the penalty)
+    and a model error 0, and leave an unsupported sample out: the export writes each so (no images, an empty
+    answer, nothing) and the evaluator's own rules give those numbers (bench/uni_mmmu_export_parity.py)."""
+    generate_uni_mmmu(tmp_path / "data", 2, seed=3)
+    media = tmp_path / "runs" / "m" / "unify_media" / "m-1"
+    media.mkdir(parents=True)
+    for name in ("a.png", "b.png", "c.png"):
+        (media / name).write_bytes(png())
+    (media / "bad.png").write_bytes(b"not a png")
+    answer = '<ANSWER_JSON>["up"]</ANSWER_JSON>'
+    records = {
+        "ok": output_json(media, ["a.png", "b.png", "c.png"], answer),
+        "missing": output_json(media, ["a.png", "gone.png", "c.png"], answer),
+        "corrupt": output_json(media, ["a.png", "bad.png", "c.png"], answer),
+        "error": UnifiedOutput("visual_cot_steps", text=answer, error="CUDA out of memory").to_json(),
+        "unsupported": UnifiedOutput("visual_cot_steps", unsupported="no image generation").to_json(),
+    }
+    maze = [{"filtered_resps": raw, "target": '["up"]'} for raw in records.values()]
+    jigsaw = [{"filtered_resps": records["ok"], "target": "0"}, {"filtered_resps": records["unsupported"]}]
+    tasks = {"uni_mmmu_maze_official": maze, "uni_mmmu_jigsaw": jigsaw}
+    results_file = write_run(tmp_path / "runs", "m", tasks)
+    results = json.loads(results_file.read_text())
+    results["configs"] = {
+        task: {"dataset_name": task.split("_")[2], "test_split": "test", "metadata": {"benchmark": "uni_mmmu"}}
+        for task in tasks
+    }
+    results_file.write_text(json.dumps(results))
+    ex.export([tmp_path / "runs"], "uni_mmmu", tmp_path / "out", tmp_path / "data")
+    folder = tmp_path / "out" / "m" / "uni_mmmu"
+    cases = [folder / "uni_mmmu_maze_official" / f"case_{k:05d}" for k in range(len(records))]
+    assert [len(list(c.glob("cand_*/*"))) for c in cases] == [3, 0, 0, 0, 0]
+    texts = [(c / "model_text.txt").read_text() if (c / "model_text.txt").exists() else None for c in cases]
+    assert texts == [answer, answer, answer, "", None]
+    metadata = json.loads((folder / "reference" / "uni_mmmu_jigsaw" / "metadata.json").read_text())["items"]
+    assert [item["id"] for item in metadata] == [parquet_rows(tmp_path / "data", "uni_mmmu", "jigsaw")[0]["id"]]

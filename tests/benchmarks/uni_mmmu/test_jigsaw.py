@@ -5,6 +5,8 @@ import random
 
 import datasets
 import pytest
+import torch
+from PIL import Image
 
 from lmms_eval_unify.benchmarks.uni_mmmu import jigsaw
 from lmms_eval_unify.benchmarks.uni_mmmu.offline.data import generate
@@ -12,6 +14,7 @@ from lmms_eval_unify.generation.protocols import Phase
 from lmms_eval_unify.metrics.tiny import TINY_DREAMSIM_TYPE, write_tiny_dreamsim_checkpoint
 from lmms_eval_unify.output.record import UnifiedOutput
 from lmms_eval_unify.puzzles.jigsaw import JIGSAW, final_answer_text, jigsaw_completions
+from lmms_eval_unify.testing.released_dreamsim import released_dreamsim
 
 
 @pytest.fixture(scope="module")
@@ -24,12 +27,13 @@ def docs(tmp_path_factory):
 
 @pytest.fixture(scope="module", autouse=True)
 def tiny_dreamsim(tmp_path_factory):
+    """The tiny DreamSim checkpoint folder, configured for the scorer (default variant: official)."""
     directory = tmp_path_factory.mktemp("dreamsim")
     write_tiny_dreamsim_checkpoint(directory)
     config = {"dreamsim": {"backbone": TINY_DREAMSIM_TYPE, "weights": str(directory), "device": "cpu"}}
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv(jigsaw.METRICS_ENV, json.dumps(config))
-        yield
+        yield directory
 
 
 def _record(tmp_path, text, images):
@@ -60,3 +64,30 @@ def test_wrong_image_count_is_penalised_and_reported(docs, tmp_path):
     assert result["invalid_outputs"] == "wrong_image_count"
     unsupported = UnifiedOutput("image_sequence_then_answer", unsupported="generate_image").to_json()
     assert jigsaw.score_jigsaw(doc, [unsupported])["img_score"] is None
+
+
+def test_image_score_is_the_released_evaluators_bit_for_bit(docs, tmp_path, tiny_dreamsim):
+    """The per-sample distance equals what the released evaluator computes on the same files with dreamsim's
+    own entry point (``Image.open``, ``convert("RGB")``, its ``preprocess``, ``model(a, b)``; (d0 + d1) / 2),
+    for outputs of other sizes and PIL modes than the references."""
+    model, preprocess = released_dreamsim(tiny_dreamsim)
+
+    def released_distance(a: Image.Image, b: Image.Image) -> float:
+        with torch.no_grad():
+            return float(model(preprocess(a.convert("RGB")), preprocess(b.convert("RGB"))).item())
+
+    forms = [
+        lambda image: image.resize((300, 210), Image.Resampling.BILINEAR),
+        lambda image: image.resize((97, 133), Image.Resampling.NEAREST).quantize(32),
+        lambda image: image.convert("RGBA").resize((256, 256)),
+        lambda image: image.convert("L"),
+    ]
+    for k, doc in enumerate(docs[:3]):
+        completions = jigsaw_completions(doc)
+        outputs = [forms[(k + i) % len(forms)](completions[1 - i if k == 2 else i]) for i in (0, 1)]
+        folder = tmp_path / str(k)
+        folder.mkdir()
+        result = jigsaw.score_jigsaw(doc, [_record(folder, "", outputs)])
+        opened = [Image.open(folder / f"p{i}.png") for i in (0, 1)]
+        expected = (released_distance(opened[0], completions[0]) + released_distance(opened[1], completions[1])) / 2.0
+        assert result["details"]["distance"] == expected and result["img_score"] == 1.0 - expected

@@ -30,3 +30,20 @@ def test_unig2u_summary_gives_the_leaderboard_subtask_scores(tmp_path):
         for subtask in ("chartqa", "geometry", "vsp_reason"):
             assert 100 * summary[f"unig2u_{subtask}"]["acc,none"] == pytest.approx(rows[f"{model} (direct)"][subtask])
         assert 100 * summary["unig2u_chartqa_gta"]["acc,none"] == pytest.approx(rows[f"{model} (GtA)"]["chartqa"])
+
+
+def test_two_configurations_of_one_model_get_their_own_summaries(tmp_path):
+    """Each configuration's summary holds its own results file's values (they were matched by recorded name)."""
+    import json
+
+    from leaderboard_runs import write_configured_run
+
+    from lmms_eval_unify.reports.exports import export, safe_name
+
+    for seed, score in (("1", 1.0), ("2", 0.0)):
+        write_configured_run(tmp_path / "runs" / seed, "echo_painter", f"seed={seed}",
+                             {"unig2u_chartqa": [{"acc": score}, {"acc": score}]})  # fmt: skip
+    export([tmp_path / "runs"], "unig2u", tmp_path / "out")
+    for seed, score in (("1", 1.0), ("2", 0.0)):
+        folder = tmp_path / "out" / safe_name(f"echo_painter (seed={seed})") / "unig2u"
+        assert json.loads((folder / "summary.json").read_text())["unig2u_chartqa"]["acc,none"] == score

@@ -6,9 +6,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from figure_checks import assert_every_figure_bounded, bar_labels, caption, leaderboard_figures, many_runs, shown_labels
 from leaderboard_runs import approx, read_csv, run, write_runs
 
 from lmms_eval_unify.benchmarks.unig2u.leaderboard import DEFAULT_PAIRS, load_pairs, relabel_pairs
+from lmms_eval_unify.reports.plots import HEATMAP_ROWS_PER_PAGE
 
 
 @pytest.fixture
@@ -56,3 +58,23 @@ def test_unig2u_pairs_may_name_recorded_or_shown_labels():
     assert relabel_pairs({"/w/OmniGen2": "qwen", "other": "Qwen2.5-VL"}, shown) == {
         "OmniGen2": "Qwen2.5-VL", "other": "Qwen2.5-VL"
     }  # fmt: skip
+
+
+@pytest.mark.parametrize("n_models", [6, pytest.param(200, marks=pytest.mark.heavy)])
+def test_figures_show_every_row_within_bounds_the_legend_off_the_bars_and_the_100_tick(tmp_path, monkeypatch, n_models):
+    """The accuracy bars page every Table 4 row; the legend that covered bars and the 100 tick sits outside
+    the axes; the Δ heatmap pages every row with a Δ."""
+    root, pairs = many_runs(tmp_path, n_models, ["unig2u"])
+    out = tmp_path / "b"
+    args = [root, "--benchmark", "unig2u", "--pairs", pairs, "--bootstrap", 0, "-o", out]
+    figures = leaderboard_figures(monkeypatch, args)
+    assert_every_figure_bounded(figures)
+    rows = shown_labels(out / "unig2u_table4.csv")
+    assert bar_labels(figures, "UniG2U-Bench accuracy per model") == rows
+    for fig in (f for f in figures if caption(f).startswith("UniG2U-Bench accuracy per model")):
+        for ax in fig.axes:
+            hundred = next(t for t in ax.get_yticklabels() if t.get_text() == "100")
+            assert not hundred.get_window_extent().overlaps(fig.legends[0].get_window_extent())
+    deltas = [f for f in figures if caption(f).startswith("UniG2U Δ vs base VLM")]
+    assert len(deltas) == -(-n_models // HEATMAP_ROWS_PER_PAGE)
+    assert [t.get_text() for f in deltas for t in f.axes[0].get_yticklabels()] == [r for r in rows if "*" not in r]

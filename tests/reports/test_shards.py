@@ -1,0 +1,106 @@
+"""K shards of one run (``--offset``/``--limit`` jobs of one configuration) read as one run (issue 26 item 1)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cli_runs import BIN, offline_env
+from leaderboard_runs import run, unified_model_tasks
+
+from lmms_eval_unify.benchmarks import BENCHMARKS
+from lmms_eval_unify.reports.results_io import ShardError, load_results
+from lmms_eval_unify.testing.synthetic import write_run
+
+
+def all_tasks() -> dict[str, list[dict]]:
+    """The unified model's samples of every benchmark, each row given its doc id."""
+    tasks = {t: rows for b in BENCHMARKS for t, rows in unified_model_tasks()[b].items()}
+    return {t: [{**row, "doc_id": i, "input": f"{t} {i}"} for i, row in enumerate(rows)] for t, rows in tasks.items()}
+
+
+def write_shards(root: Path, tasks: dict[str, list[dict]], bounds: list[tuple[int, int]]) -> None:
+    """One run per (start, stop) of doc ids, as ``--offset start --limit stop-start`` would write it."""
+    for k, (start, stop) in enumerate(bounds):
+        part = {t: [r for r in rows if start <= r["doc_id"] < stop] for t, rows in tasks.items()}
+        path = write_run(root / f"shard{k}", "uni-model", {t: r for t, r in part.items() if r}, f"2026010{k + 1}T0")
+        results = json.loads(path.read_text())
+        results["config"] |= {"offset": start, "limit": stop - start}
+        results["n-samples"] = {t: {"original": len(tasks[t]), "effective": len(r)} for t, r in part.items() if r}
+        path.write_text(json.dumps(results))
+
+
+def board_files(folder: Path) -> dict[str, str]:
+    return {p.name: p.read_text() for p in sorted(folder.glob("*.csv"))}
+
+
+@pytest.mark.subprocess  # the Gap Score fit runs in a child process
+def test_three_shards_give_exactly_the_tables_of_one_run(tmp_path):
+    tasks = all_tasks()
+    write_run(tmp_path / "whole", "uni-model", tasks)
+    write_shards(tmp_path / "sharded", tasks, [(0, 1), (1, 3), (3, 100)])
+    options = ["--no-plots", "--bootstrap", 200, "--seed", 3]
+    assert run([tmp_path / "whole", "-o", tmp_path / "one", *options]) == 0
+    assert run([tmp_path / "sharded", "-o", tmp_path / "three", *options]) == 0
+    one, three = board_files(tmp_path / "one"), board_files(tmp_path / "three")
+    assert one == three and "gapeval_table2.csv" in one  # Gap Score (set-level fit) and intervals included
+    assert "‡" not in (tmp_path / "three" / "leaderboard.md").read_text()
+    manifest = json.loads((tmp_path / "three" / "manifest.json").read_text())
+    maze = manifest["rows"]["uni-model"]["tasks"]["uni_mmmu_maze"]
+    one_maze = json.loads((tmp_path / "one" / "manifest.json").read_text())["rows"]["uni-model"]["tasks"][
+        "uni_mmmu_maze"
+    ]
+    assert len(maze["results_files"]) == 1  # one item: only the first shard has it
+    sipu = manifest["rows"]["uni-model"]["tasks"]["mme_unify_sipu"]
+    assert len(sipu["results_files"]) == 3 and (sipu["limit"], sipu["offset"]) == (None, 0)
+    assert maze["items"] == one_maze["items"]
+
+
+def test_missing_items_are_an_error_naming_them(tmp_path):
+    tasks = {"mme_unify_sipu": [{"acc": 1, "doc_id": i} for i in range(10)]}
+    write_shards(tmp_path, tasks, [(0, 3), (5, 8), (9, 10)])
+    with pytest.raises(ShardError, match=r"mme_unify_sipu of uni-model@\w+: the 3 shards .* miss items 3-4, 8 of 10"):
+        load_results([tmp_path])
+
+
+def test_items_in_two_shards_are_an_error_naming_them(tmp_path, capsys):
+    tasks = {"mme_unify_sipu": [{"acc": 1, "doc_id": i} for i in range(10)]}
+    write_shards(tmp_path, tasks, [(0, 6), (4, 10)])
+    with pytest.raises(ShardError, match=r"items 4-5 are in two runs that each have items of their own"):
+        load_results([tmp_path])
+    assert run([tmp_path, "--no-plots", "-o", tmp_path / "b"]) == 2
+    assert "items 4-5 are in two runs" in capsys.readouterr().err
+
+
+def test_a_rerun_of_some_items_still_replaces_them(tmp_path, capsys):
+    """Not shards: a later run whose items are all in the earlier one (or the reverse) replaces it."""
+    tasks = {"mme_unify_sipu": [{"acc": 1, "doc_id": i} for i in range(4)]}
+    write_run(tmp_path / "a", "uni-model", tasks, "20260101T0")
+    write_run(tmp_path / "b", "uni-model", {"mme_unify_sipu": tasks["mme_unify_sipu"][:2]}, "20260102T0")
+    (model,) = load_results([tmp_path], warn=sys.stderr).values()
+    assert len(model.samples["mme_unify_sipu"]) == 2
+    assert "keeping the newer" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_shards_of_the_real_cli_merge_into_the_single_run(tmp_path):
+    """``lmms-eval --offset/--limit`` jobs of the oracle on generated maze data: their doc ids are the dataset's,
+    and the three shards' board equals the single run's."""
+    data = tmp_path / "data"
+    env = offline_env(data)
+    generate = [str(BIN / "lmms-eval-unify"), "data", "generate", "uni_mmmu", "--out", str(data), "--n", "5"]
+    subprocess.run(generate, env=env, check=True, capture_output=True)
+    base = [str(BIN / "lmms-eval"), "--model", "unify_oracle", "--tasks", "uni_mmmu_maze", "--log_samples"]
+    jobs = {"whole": [], "s0": ["--limit", "2"], "s1": ["--offset", "2", "--limit", "2"], "s2": ["--offset", "4"]}
+    for name, flags in jobs.items():
+        done = subprocess.run([*base, "--output_path", str(tmp_path / name), *flags], env=env, capture_output=True,
+                              text=True, timeout=600)  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+    options = ["--benchmark", "uni_mmmu", "--no-plots", "--bootstrap", 100]
+    assert run([tmp_path / "whole", "-o", tmp_path / "one", *options]) == 0
+    assert run([tmp_path / "s0", tmp_path / "s1", tmp_path / "s2", "-o", tmp_path / "three", *options]) == 0
+    assert board_files(tmp_path / "one") == board_files(tmp_path / "three")
+    assert run([tmp_path / "s0", tmp_path / "s2", "-o", tmp_path / "gap", *options]) == 2  # items 2-3 missing
