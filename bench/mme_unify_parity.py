@@ -42,6 +42,7 @@ from typing import Any
 import numpy as np
 import pyarrow.parquet as pq
 import torch
+from _outputs import OutputFiles  # noqa: E402
 from PIL import Image
 from torchvision.transforms.functional import to_tensor
 
@@ -202,23 +203,8 @@ def inside(folder: Path) -> Iterator[None]:
 # --- outputs -------------------------------------------------------------------------------------------------
 
 
-class Media:
+class Media(OutputFiles):
     """Where one model's outputs are written: files the record names by paths relative to ``root``."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        root.mkdir(parents=True, exist_ok=True)
-        self.count = 0
-
-    def file(self, kind: str, picture: Image.Image | None = None) -> str:
-        """A file of ``kind``: ``picture`` saved, ``missing`` (named, never written), ``corrupt`` (not an image)."""
-        self.count += 1
-        name = f"{self.count:05d}.png"
-        if kind == "corrupt":
-            (self.root / name).write_bytes(b"not a PNG")
-        elif kind != "missing":
-            picture.save(self.root / name)
-        return name
 
     def image(self, kind: str, picture: Image.Image | None = None) -> list[str]:
         """The record's ``images`` for one image of ``kind``; ``none`` = no image, ``two`` = two copies."""

@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow.parquet as pq
+from _outputs import OutputFiles  # noqa: E402
 from PIL import Image
 
 from lmms_eval_unify import metrics
@@ -77,23 +78,8 @@ RELEASED_SUMMARY["sliding"] = RELEASED_SUMMARY["maze"]
 # --- outputs -------------------------------------------------------------------------------------------------
 
 
-class Media:
+class Media(OutputFiles):
     """Where one model's outputs are written: files the record names by paths relative to ``root``."""
-
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        root.mkdir(parents=True, exist_ok=True)
-        self.count = 0
-
-    def file(self, kind: str, picture: Image.Image | None = None) -> str:
-        """A file of ``kind``: ``picture`` saved, ``missing`` (named, never written), ``corrupt`` (not an image)."""
-        self.count += 1
-        name = f"{self.count:05d}.png"
-        if kind == "corrupt":
-            (self.root / name).write_bytes(b"not a PNG")
-        elif kind != "missing":
-            picture.save(self.root / name)
-        return name
 
     def record(self, text: str, pictures: list[Image.Image], failure: str = "") -> str:
         """A record answering ``text`` with ``pictures``; ``failure``: one of them ``missing`` or ``corrupt``."""
