@@ -16,6 +16,8 @@ from PIL import Image
 from lmms_eval_unify.integration.task import DATA_DIR_ENV
 from lmms_eval_unify.output.record import UnifiedOutput
 from lmms_eval_unify.reports.boards import Board, Options
+from lmms_eval_unify.reports.exports import export
+from lmms_eval_unify.testing.synthetic import write_run
 
 MODELS = {"unify_oracle": [], "unify_random": []}
 NO_RESAMPLING = Options(replicates=0)
@@ -93,3 +95,17 @@ def failed_sample_rows(runs: Path) -> list[dict]:
         {"filtered_resps": good, "target": "A", "text_correct": 0, "image_correct": 0,
          "invalid_outputs": "judge_failed", "details": {"predicted": "A"}},
     ]  # fmt: skip
+
+
+def export_model_run(tmp_path: Path, benchmark: str, tasks: dict[str, list[dict]], data: Path | None) -> Path:
+    """Write the rows as model ``m``'s run under ``tmp_path/runs`` (with the task configs the local data needs:
+    dataset name, split, benchmark), export it to ``tmp_path/out``; returns ``out/m/<benchmark>``."""
+    results_file = write_run(tmp_path / "runs", "m", tasks)
+    results = json.loads(results_file.read_text())
+    results["configs"] = {
+        task: {"dataset_name": task.split("_")[2], "test_split": "test", "metadata": {"benchmark": benchmark}}
+        for task in tasks
+    }
+    results_file.write_text(json.dumps(results))
+    export([tmp_path / "runs"], benchmark, tmp_path / "out", data)
+    return tmp_path / "out" / "m" / benchmark

@@ -18,6 +18,7 @@ from export_runs import (
     NO_RESAMPLING,
     board_values,
     export_cli,
+    export_model_run,
     failed_sample_rows,
     parquet_rows,
     run_media,
@@ -224,15 +225,7 @@ class Outputs:
 
 def export_rows(tmp_path: Path, tasks: dict[str, list[dict]], data: Path | None = None) -> dict[str, list[dict]]:
     """Write the rows as model ``m``'s run (with the task configs the local data needs) and export it."""
-    results = write_run(tmp_path / "runs", "m", tasks)
-    summary = json.loads(results.read_text())
-    summary["configs"] = {
-        task: {"dataset_name": task.split("_")[2], "test_split": "test", "metadata": {"benchmark": "mme_unify"}}
-        for task in tasks
-    }
-    results.write_text(json.dumps(summary))
-    ex.export([tmp_path / "runs"], "mme_unify", tmp_path / "out", data)
-    return mme_export.read(tmp_path / "out" / "m" / "mme_unify")
+    return mme_export.read(export_model_run(tmp_path, "mme_unify", tasks, data))
 
 
 def opens(path: str) -> bool:

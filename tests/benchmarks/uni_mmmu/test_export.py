@@ -16,6 +16,7 @@ from export_runs import (
     NO_RESAMPLING,
     board_values,
     export_cli,
+    export_model_run,
     failed_sample_rows,
     output_json,
     parquet_rows,
@@ -249,15 +250,7 @@ def test_failed_cases_are_written_so_the_released_evaluator_scores_them_as_we_do
     maze = [{"filtered_resps": raw, "target": '["up"]'} for raw in records.values()]
     jigsaw = [{"filtered_resps": records["ok"], "target": "0"}, {"filtered_resps": records["unsupported"]}]
     tasks = {"uni_mmmu_maze_official": maze, "uni_mmmu_jigsaw": jigsaw}
-    results_file = write_run(tmp_path / "runs", "m", tasks)
-    results = json.loads(results_file.read_text())
-    results["configs"] = {
-        task: {"dataset_name": task.split("_")[2], "test_split": "test", "metadata": {"benchmark": "uni_mmmu"}}
-        for task in tasks
-    }
-    results_file.write_text(json.dumps(results))
-    ex.export([tmp_path / "runs"], "uni_mmmu", tmp_path / "out", tmp_path / "data")
-    folder = tmp_path / "out" / "m" / "uni_mmmu"
+    folder = export_model_run(tmp_path, "uni_mmmu", tasks, tmp_path / "data")
     cases = [folder / "uni_mmmu_maze_official" / f"case_{k:05d}" for k in range(len(records))]
     assert [len(list(c.glob("cand_*/*"))) for c in cases] == [3, 0, 0, 0, 0]
     texts = [(c / "model_text.txt").read_text() if (c / "model_text.txt").exists() else None for c in cases]
