@@ -1,9 +1,12 @@
-"""Where the plugin's installed files are."""
+"""Where the plugin's installed files are, and the variable that names the local data folder."""
 
 from __future__ import annotations
 
 import importlib.util
 from pathlib import Path
+
+DATA_DIR_ENV = "LMMS_EVAL_UNIFY_DATA_DIR"
+"""The local data folder (``lmms-eval-unify data generate`` or ``data prepare``) tasks read instead of the Hub."""
 
 
 def tasks_path() -> Path:

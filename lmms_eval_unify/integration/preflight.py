@@ -80,7 +80,7 @@ def leaf_task_configs(task_manager: Any, names: Iterable[Any]) -> dict[str, dict
 def data_problems(configs: dict[str, dict]) -> list[Problem]:
     """Each task's dataset: local parquet files readable (through the gate), non-empty and of the schema the
     task reads (its own doc functions run on the first clean row), or the Hub dataset resolvable."""
-    from lmms_eval_unify.integration.task import DATA_DIR_ENV
+    from lmms_eval_unify.integration.paths import DATA_DIR_ENV
 
     problems: dict[str, list[str]] = {}
     fixes: dict[str, str] = {}
@@ -124,7 +124,7 @@ def _check_parquet(config: dict, path: str, schema: bool) -> None:
             raise FileNotFoundError(f"{path} is not on the Hub (or the Hub is unreachable)")
         return
     from lmms_eval_unify.integration.data_rows import smoke_problem
-    from lmms_eval_unify.integration.task import DATA_DIR_ENV
+    from lmms_eval_unify.integration.paths import DATA_DIR_ENV
 
     if not os.path.lexists(path):
         raise FileNotFoundError(f"{path} does not exist")

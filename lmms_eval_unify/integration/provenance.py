@@ -11,6 +11,8 @@ from functools import cache
 from importlib import metadata
 from pathlib import Path
 
+from lmms_eval_unify.metrics.switches import tiny_metrics_on
+
 PACKAGE = "lmms-eval-unify"
 PROVENANCE_KEY = "lmms_eval_unify"
 """The results-file key under which a run records :func:`run_provenance`."""
@@ -19,8 +21,6 @@ PROVENANCE_KEY = "lmms_eval_unify"
 def run_provenance() -> dict[str, object]:
     """``{"version", "commit", "tiny_metrics"}``: the running lmms-eval-unify (the commit is the git checkout's
     HEAD it runs from, '' for an installed wheel) and whether the tiny-metrics switch is on."""
-    from lmms_eval_unify.metrics.config import tiny_metrics_on  # torch: only where a run records itself
-
     return {**software(), "tiny_metrics": tiny_metrics_on()}
 
 

@@ -37,11 +37,11 @@ from loguru import logger
 from lmms_eval_unify import gate
 from lmms_eval_unify.integration import run_status
 from lmms_eval_unify.integration.data_rows import DATA_ERROR_KEY, checked_data_file
+from lmms_eval_unify.integration.paths import DATA_DIR_ENV
 from lmms_eval_unify.judges.config import JudgeConfig, resolve_endpoint
 from lmms_eval_unify.metrics.config import MissingWeightsError
 from lmms_eval_unify.scoring.scorer import metadata_params
 
-DATA_DIR_ENV = "LMMS_EVAL_UNIFY_DATA_DIR"
 DATA_ERROR = "data_error"
 """``invalid_outputs`` of a sample whose data row names a file the gate refuses."""
 

@@ -11,7 +11,8 @@ from typing import Any, Literal
 
 import torch
 
-ENV_PREFIX = "LMMS_EVAL_UNIFY_"
+from lmms_eval_unify.metrics.switches import ENV_PREFIX, tiny_metrics_on
+
 RANDOM_WEIGHTS = "random"
 """Sentinel for `MetricConfig.weights`: build the backbone with random weights (tests and benchmarks only)."""
 
@@ -38,14 +39,6 @@ TINY_BACKBONE = "tiny"
 """Backbone name of the tiny test/benchmark networks (CLIP, FID/FVD); they exist only with RANDOM_WEIGHTS."""
 TINY_DREAMSIM_TYPE = "clip_vitl14"
 """The DreamSim type of the tiny random checkpoints (``tiny.write_tiny_dreamsim_checkpoint``)."""
-TINY_METRICS_ENV = ENV_PREFIX + "TINY_METRICS"
-"""``LMMS_EVAL_UNIFY_TINY_METRICS=1``: every metric on its tiny randomly initialised backbone (offline trials only;
-every table, export and gallery made from such a run says it is not comparable to published numbers)."""
-
-
-def tiny_metrics_on() -> bool:
-    """Whether ``LMMS_EVAL_UNIFY_TINY_METRICS`` selects the tiny backbones."""
-    return os.environ.get(TINY_METRICS_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
 
 
 def tiny_backbone(family: str) -> dict[str, str]:

@@ -30,7 +30,7 @@ from PIL import Image
 
 from lmms_eval_unify import gate
 from lmms_eval_unify.benchmarks import BENCHMARKS, part
-from lmms_eval_unify.integration.task import DATA_DIR_ENV
+from lmms_eval_unify.integration.paths import DATA_DIR_ENV
 from lmms_eval_unify.output.media_reader import DECODE_ERRORS, read_image_file
 from lmms_eval_unify.output.record import UnifiedOutput, parse_output
 from lmms_eval_unify.reports.gallery import RunInfo, doc_row, load_runs, media_roots, resolve_image

@@ -13,10 +13,10 @@ from lmms_eval_unify.metrics.config import (
     DEFAULT_BACKBONES,
     RANDOM_WEIGHTS,
     TINY_DREAMSIM_TYPE,
-    TINY_METRICS_ENV,
     resolve_config,
 )
 from lmms_eval_unify.metrics.dreamsim_metric import weights_dir
+from lmms_eval_unify.metrics.switches import TINY_METRICS_ENV
 from lmms_eval_unify.metrics.tiny import CACHE_ENV, tiny_configs
 
 

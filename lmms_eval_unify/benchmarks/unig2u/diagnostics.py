@@ -28,7 +28,7 @@ from PIL import Image
 from lmms_eval_unify.benchmarks.unig2u.spec import SUBTASKS
 from lmms_eval_unify.benchmarks.unig2u.task import concatenate, resolve_files
 from lmms_eval_unify.generation.protocols import split_generate_then_answer_prompt
-from lmms_eval_unify.integration.task import DATA_DIR_ENV
+from lmms_eval_unify.integration.paths import DATA_DIR_ENV
 from lmms_eval_unify.judges import JudgeRequest, judge_many
 from lmms_eval_unify.output.record import OutputFailure, parse_output
 

@@ -18,7 +18,8 @@ import datasets
 from PIL import Image
 
 from lmms_eval_unify.benchmarks.unig2u.spec import HUB_ROOT
-from lmms_eval_unify.integration.task import DATA_DIR_ENV, LocalDataMissingError, UnifyTask
+from lmms_eval_unify.integration.paths import DATA_DIR_ENV
+from lmms_eval_unify.integration.task import LocalDataMissingError, UnifyTask
 
 
 def resolve_files(files: str | list[str], data_dir: str | None) -> list[str]:
