@@ -43,6 +43,8 @@ class JudgeResult:
     reason: str | None
     cached: bool
     replies: tuple[str, ...] = ()
+    template_digest: str = ""
+    """:attr:`Template.digest` of the template that was rendered ('' in results from before it was recorded)."""
 
     @property
     def valid(self) -> bool:
@@ -203,7 +205,9 @@ def judge(
                 replies = _converse(client, endpoint.model, rendered, params, followup)
             except JudgeRequestError as exc:
                 _count(label, judgements=1, failed=1)
-                return JudgeResult(template_id, template.version, endpoint.model, FAILED, {}, "", str(exc), False)
+                return JudgeResult(
+                    template_id, template.version, endpoint.model, FAILED, {}, "", str(exc), False, (), template.digest
+                )
             cache.put(key, template.key, endpoint.model, replies)
     outcome = parse_reply(replies[-1], template.outputs)
     status = OK if outcome.valid else INVALID
@@ -224,6 +228,7 @@ def judge(
         outcome.error,
         cached,
         tuple(replies),
+        template.digest,
     )
 
 

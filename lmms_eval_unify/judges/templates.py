@@ -7,10 +7,12 @@ by name at call time, optionally preceded by a label such as ``[Image]``).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from functools import cache
+from dataclasses import asdict, dataclass, field
+from functools import cache, cached_property
 from typing import Any
 
 import yaml
@@ -20,6 +22,8 @@ from lmms_eval_unify.judges.images import EncodedImage, ImageInput, encode_image
 from lmms_eval_unify.judges.parsing import FieldSpec
 
 ORIGINS = ("transcribed", "reconstructed")
+DIGEST_EXCLUDED = frozenset({"notes", "paper", "origin", "default_model"})
+"""Template fields that do not shape a judgement (the judge model is recorded beside the digest)."""
 ImageSlots = Mapping[str, ImageInput | Sequence[ImageInput] | None]
 
 
@@ -86,6 +90,14 @@ class Template:
     @property
     def key(self) -> str:
         return f"{self.id}@v{self.version}"
+
+    @cached_property
+    def digest(self) -> str:
+        """12 hex digits of the sha256 of everything that shapes the judge's prompt, parsing and decoding, so an
+        edited text under an unchanged id and version still tells runs apart (notes, paper and origin excluded)."""
+        shaping = {name: value for name, value in asdict(self).items() if name not in DIGEST_EXCLUDED}
+        text = json.dumps(shaping, sort_keys=True, ensure_ascii=False, default=str)
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
     @property
     def slots(self) -> tuple[str, ...]:

@@ -396,7 +396,7 @@ def combined_fingerprint(*fingerprints: str) -> str:
 
 def judges_of(rows: Iterable[Mapping]) -> tuple[str, ...]:
     """Each judge whose verdict a sample records (``details`` entries with a ``template_id``), as
-    ``model (template vN)``, most used first."""
+    ``model (template vN #digest)``, most used first (no ``#digest`` in samples from before it was recorded)."""
     seen: Counter[str] = Counter()
     for row in rows:
         seen.update(_judge_entries(row.get("details"), depth=3))
@@ -407,7 +407,8 @@ def _judge_entries(value: object, depth: int) -> Iterator[str]:
     """The judge log entries inside a sample's ``details`` (nested at most `depth` levels)."""
     if isinstance(value, Mapping):
         if "template_id" in value and value.get("model"):
-            yield f"{value['model']} ({value['template_id']} v{value.get('template_version', '?')})"
+            digest = f" #{value['template_digest']}" if value.get("template_digest") else ""
+            yield f"{value['model']} ({value['template_id']} v{value.get('template_version', '?')}{digest})"
             return
         children: Iterable[object] = value.values()
     elif isinstance(value, list):

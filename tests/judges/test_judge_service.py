@@ -19,6 +19,7 @@ from lmms_eval_unify.judges import (
     JudgeConfig,
     JudgeNotConfiguredError,
     JudgeRequest,
+    get_template,
     judge,
     judge_many,
     judge_stats,
@@ -140,6 +141,8 @@ def test_exhausted_retries_fail_and_are_not_cached(judge_env: Path, server: Open
     assert "HTTP 500" in (failed.reason or "") and server.request_count == 3
     again = judge(TEXT_TEMPLATE, variables=text_item(VERDICT_1), config=config, task="t")
     assert again.status == OK and not again.cached and server.request_count == 4
+    # both name the exact template text they rendered, failed or not
+    assert failed.template_digest == again.template_digest == get_template(TEXT_TEMPLATE).digest
     assert judge_stats()["t"] == {"judgements": 2, "failed": 1, "requests": 1, "cache_hits": 0, "invalid": 0}
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from pathlib import Path
 
@@ -148,3 +149,17 @@ def test_transcriptions_match_the_papers(template_id: str) -> None:
         assert _squash(line) in source, line
         checked += 1
     assert checked >= 5
+
+
+def test_digest_names_the_text_not_the_notes() -> None:
+    """Each shipped template has its own digest; editing any prompt text changes it under the same id and
+    version, editing the prose notes does not."""
+    templates = load_templates()
+    digests = {t.digest for t in templates.values()}
+    assert len(digests) == len(templates) and all(re.fullmatch(r"[0-9a-f]{12}", d) for d in digests)
+    for template in templates.values():
+        first = next(i for i, s in enumerate(template.segments) if s.text)
+        segments = list(template.segments)
+        segments[first] = dataclasses.replace(segments[first], text=segments[first].text + " ")
+        assert dataclasses.replace(template, segments=tuple(segments)).digest != template.digest
+        assert dataclasses.replace(template, notes=template.notes + " edited").digest == template.digest

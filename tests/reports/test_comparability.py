@@ -3,6 +3,7 @@ scorer version, variant or judge than the other rows' is marked ‡ with a note 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -100,6 +101,22 @@ def test_other_items_scorer_version_variant_and_judge_are_each_marked(tmp_path):
     rows = read_csv(out / "uni_mmmu_table2.csv")
     assert "judges gpt-x" in rows["b"]["Geo I caveats"] and rows["b"]["Maze T step caveats"] == ""
     assert rows["a"]["Geo I caveats"] == "" and "scorer version 1.0" in rows["a"]["Maze T step caveats"]
+
+
+def test_an_edited_judge_template_under_the_same_id_and_version_is_marked(tmp_path):
+    """The judge model, template id and version agree; only the template text (its digest) differs."""
+    for name, digest in (("a", "0123456789ab"), ("b", "0123456789ab"), ("c", "fedcba987654")):
+        write_run(tmp_path / "runs", name, {GEOMETRY: [judged("Qwen-72B", digest=digest)]})
+    caveats = task_caveats(load_results([tmp_path / "runs"]))
+    assert [reasons for (config, _), reasons in caveats.items()] == [
+        (
+            "uni_mmmu_geometry: judges Qwen-72B (uni_mmmu_geometry_image v1 #fedcba987654) "
+            "(most rows: Qwen-72B (uni_mmmu_geometry_image v1 #0123456789ab))",
+        )
+    ]
+    manifest = json.loads((leaderboard(tmp_path)[1] / "manifest.json").read_text())
+    judges = {row["tasks"][GEOMETRY]["judges"][0] for row in manifest["rows"].values()}
+    assert judges == {f"Qwen-72B (uni_mmmu_geometry_image v1 #{d})" for d in ("0123456789ab", "fedcba987654")}
 
 
 @pytest.mark.parametrize("variant", ["official", "corrected"])
