@@ -129,8 +129,9 @@ def maze_rows(n: int, score: float = 1.0) -> list[dict]:
     return [{"text_step_acc": score, "input": f"maze {i}", "target": f"path {i}"} for i in range(n)]
 
 
-def judged(model: str, version: int = 1) -> dict:
+def judged(model: str, version: int = 1, digest: str = "") -> dict:
     judge = {"template_id": "uni_mmmu_geometry_image", "template_version": version, "model": model, "status": "ok"}
+    judge |= {"template_digest": digest} if digest else {}
     return {"img_acc": 1.0, "text_acc": 1.0, "invalid_outputs": "", "details": {"image": {"judge": judge}}}
 
 
@@ -151,3 +152,14 @@ def limited(path: Path, task: str, limit: int, n_dataset: int) -> None:
 
 def versioned(path: Path, task: str, version: str, variant: str = "corrected") -> None:
     edit_results(path, configs={task: {"metadata": {"version": version, "variant": variant}}})
+
+
+def write_shards(root: Path, tasks: dict[str, list[dict]], bounds: list[tuple[int, int]]) -> None:
+    """One run per (start, stop) of doc ids, as ``--offset start --limit stop-start`` would write it."""
+    for k, (start, stop) in enumerate(bounds):
+        part = {t: [r for r in rows if start <= r["doc_id"] < stop] for t, rows in tasks.items()}
+        path = write_run(root / f"shard{k}", "uni-model", {t: r for t, r in part.items() if r}, f"2026010{k + 1}T0")
+        results = json.loads(path.read_text())
+        results["config"] |= {"offset": start, "limit": stop - start}
+        results["n-samples"] = {t: {"original": len(tasks[t]), "effective": len(r)} for t, r in part.items() if r}
+        path.write_text(json.dumps(results))

@@ -27,8 +27,8 @@ from pathlib import Path
 from PIL import Image
 
 from lmms_eval_unify import gate
+from lmms_eval_unify.integration.paths import DATA_DIR_ENV
 from lmms_eval_unify.integration.rescore import saved_media_roots
-from lmms_eval_unify.integration.task import DATA_DIR_ENV
 from lmms_eval_unify.output.media_reader import DECODE_ERRORS, check_image_bytes, read_image_file
 from lmms_eval_unify.output.record import parse_output
 from lmms_eval_unify.reports.comparability import offline_stand_ins
@@ -114,6 +114,8 @@ class RunInfo:
     """Why its numbers are offline trials, not measurements (``comparability.offline_stand_ins``)."""
     results_files: list[Path] = field(default_factory=list)
     """The results files of this configuration (its own, never another configuration's in the same folder)."""
+    shards: dict[str, int] = field(default_factory=dict)
+    """Task -> how many shard runs its samples were merged from (tasks of one run are absent)."""
 
 
 def load_runs(paths: Sequence[Path]) -> list[RunInfo]:
@@ -132,7 +134,8 @@ def load_runs(paths: Sequence[Path]) -> list[RunInfo]:
                 configs.update(results["configs"])
         trials = sorted({caveat for run in model.runs.values() for caveat in offline_stand_ins(run)})
         folders = [s.parent for s in model.sources]
-        runs.append(RunInfo(label, model.samples, configs, folders, trials, list(model.sources)))
+        shards = {task: len(run.parts) for task, run in model.runs.items() if run.parts}
+        runs.append(RunInfo(label, model.samples, configs, folders, trials, list(model.sources), shards))
     return runs
 
 

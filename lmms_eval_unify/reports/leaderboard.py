@@ -141,6 +141,11 @@ def configurations_note(models: Mapping[str, ModelResults], shown: Mapping[str, 
     ]
 
 
+def figure_stem(index: int, count: int) -> str:
+    """File stem of figure `index` of `count`: ``figure_NN``, zero-padded to one width so names sort in order."""
+    return f"figure_{index:0{max(2, len(str(count - 1)))}d}"
+
+
 def build(
     models: Mapping[str, ModelResults],
     shown: Mapping[str, str],
@@ -207,7 +212,7 @@ def main(argv: list[str] | None = None) -> int:
         write_csv(board, out / f"{board.key}.csv")
     (out / "leaderboard.tex").write_text("\n".join(latex(b) for b in boards), encoding="utf-8")
     for i, (_, rendered) in enumerate(figures):
-        rendered.write(out / f"figure_{i:02d}")
+        rendered.write(out / figure_stem(i, len(figures)))
     (out / "leaderboard.html").write_text(
         html_page("lmms-eval-unify leaderboard", boards, [(name, r.png) for name, r in figures]),
         encoding="utf-8",

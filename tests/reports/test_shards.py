@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from cli_runs import BIN, offline_env
-from leaderboard_runs import run, unified_model_tasks
+from leaderboard_runs import run, unified_model_tasks, write_shards
 
 from lmms_eval_unify.benchmarks import BENCHMARKS
 from lmms_eval_unify.reports.results_io import ShardError, load_results
@@ -20,17 +20,6 @@ def all_tasks() -> dict[str, list[dict]]:
     """The unified model's samples of every benchmark, each row given its doc id."""
     tasks = {t: rows for b in BENCHMARKS for t, rows in unified_model_tasks()[b].items()}
     return {t: [{**row, "doc_id": i, "input": f"{t} {i}"} for i, row in enumerate(rows)] for t, rows in tasks.items()}
-
-
-def write_shards(root: Path, tasks: dict[str, list[dict]], bounds: list[tuple[int, int]]) -> None:
-    """One run per (start, stop) of doc ids, as ``--offset start --limit stop-start`` would write it."""
-    for k, (start, stop) in enumerate(bounds):
-        part = {t: [r for r in rows if start <= r["doc_id"] < stop] for t, rows in tasks.items()}
-        path = write_run(root / f"shard{k}", "uni-model", {t: r for t, r in part.items() if r}, f"2026010{k + 1}T0")
-        results = json.loads(path.read_text())
-        results["config"] |= {"offset": start, "limit": stop - start}
-        results["n-samples"] = {t: {"original": len(tasks[t]), "effective": len(r)} for t, r in part.items() if r}
-        path.write_text(json.dumps(results))
 
 
 def board_files(folder: Path) -> dict[str, str]:

@@ -7,29 +7,54 @@ under ``out/<model>/unig2u/``.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from lmms_eval_unify import gate
 from lmms_eval_unify.benchmarks.unig2u import spec
 from lmms_eval_unify.reports.exports import DocSource, ExportReport, model_folders, write_json
 from lmms_eval_unify.reports.gallery import RunInfo
+from lmms_eval_unify.scoring.task_aggregations import count_invalid, mean_supported
 
 NEEDS_DOCS = False
 """The released collector reads aggregate metrics alone."""
 
+AGGREGATIONS: dict[str, Callable[[list[Any]], object]] = {"acc": mean_supported, "invalid_outputs": count_invalid}
+"""The ``metric_list`` aggregations of every UniG2U task (``tasks/unig2u/_default_template_yaml``; a test holds
+the two equal), applied to the merged samples of a task run as shards."""
 
-def results_summary(run: RunInfo) -> dict[str, dict]:
+
+def results_summary(run: RunInfo, report: ExportReport | None = None) -> dict[str, dict]:
     """task -> metric -> value as ``script/eval_all.sh`` collects it from lmms-eval's results files (``alias``
-    and ``*stderr*`` keys dropped), UniG2U tasks only, from the configuration's own results files; a task run twice
-    keeps the newest run's values."""
+    and ``*stderr*`` keys dropped), UniG2U tasks only, from the configuration's own results files. A task run
+    twice keeps the newest run's values; a task run as shards gets each value computed again over the merged
+    samples, as one run would have given it (:func:`merged_values`)."""
     summary: dict[str, dict] = {}
     for results_file in sorted(run.results_files, key=lambda p: (p.name, str(p))):
         results = gate.read_json(results_file, "data_file", [results_file.parent])
         for task, metrics in results.get("results", {}).items():
             if task in run.samples and task.startswith(spec.TASK_PREFIX):
                 summary[task] = {k: v for k, v in metrics.items() if k not in ("alias", " ") and "stderr" not in k}
+    for task in summary.keys() & run.shards.keys():
+        summary[task] = merged_values(summary[task], run.samples[task])
+        if report is not None:
+            report.notes.append(
+                f"{run.label}/{task}: {run.shards[task]} shards; values computed over their "
+                f"{len(run.samples[task])} merged samples"
+            )
     return summary
+
+
+def merged_values(values: Mapping[str, object], rows: Sequence[Mapping]) -> dict[str, object]:
+    """Each ``<metric>,<filter>`` of `values` computed over `rows` with the task's aggregation; a metric with
+    no known aggregation is left out rather than reported from one shard."""
+    merged = {}
+    for key in values:
+        metric = key.partition(",")[0]
+        if metric in AGGREGATIONS:
+            merged[key] = AGGREGATIONS[metric]([row.get(metric) for row in rows])
+    return merged
 
 
 def export(runs: Sequence[RunInfo], out: Path, report: ExportReport, docs: DocSource) -> None:
@@ -40,7 +65,7 @@ def export(runs: Sequence[RunInfo], out: Path, report: ExportReport, docs: DocSo
 
 def export_run(run: RunInfo, out: Path, report: ExportReport) -> None:
     """``summary.json`` of the run's UniG2U tasks."""
-    summary = results_summary(run)
+    summary = results_summary(run, report)
     for task in summary:
         for row in run.samples[task]:
             report.count_row(f"{run.label}/{task}", row)

@@ -47,3 +47,50 @@ def test_two_configurations_of_one_model_get_their_own_summaries(tmp_path):
     for seed, score in (("1", 1.0), ("2", 0.0)):
         folder = tmp_path / "out" / safe_name(f"echo_painter (seed={seed})") / "unig2u"
         assert json.loads((folder / "summary.json").read_text())["unig2u_chartqa"]["acc,none"] == score
+
+
+def test_a_task_run_as_shards_exports_the_values_of_one_run(tmp_path, capsys):
+    """Three ``--offset``/``--limit`` shards give the summary one run gives (before: the last shard's values)."""
+    import json
+
+    from leaderboard_runs import write_shards
+
+    from lmms_eval_unify.reports.exports import main
+    from lmms_eval_unify.testing.synthetic import write_run
+
+    def set_results(results_file, acc, invalid) -> None:
+        """The task's entry as lmms-eval writes it (the synthetic writer averages every numeric key)."""
+        results = json.loads(results_file.read_text())
+        entry = {"alias": "chartqa", "acc,none": acc, "acc_stderr,none": 0.1, "invalid_outputs,none": invalid}
+        results["results"] = {"unig2u_chartqa": entry}
+        results_file.write_text(json.dumps(results))
+
+    rows = [{"doc_id": i, "input": f"q{i}", "acc": float(i % 3 == 0), "invalid_outputs": ""} for i in range(10)]
+    rows[4] |= {"acc": None, "invalid_outputs": "unsupported"}
+    set_results(write_run(tmp_path / "whole", "uni-model", {"unig2u_chartqa": rows}), 4 / 9, 1)
+    write_shards(tmp_path / "sharded", {"unig2u_chartqa": rows}, [(0, 2), (2, 7), (7, 10)])
+    for shard in (tmp_path / "sharded").glob("shard*/uni-model/*_results.json"):
+        set_results(shard, 0.5, 0)  # one shard's own values, which a merged summary must not report
+    summaries = {}
+    for name in ("whole", "sharded"):
+        assert main([str(tmp_path / name), "--benchmark", "unig2u", "--out", str(tmp_path / f"out-{name}")]) == 0
+        summaries[name] = unig2u_export.read(tmp_path / f"out-{name}" / "uni-model" / "unig2u")
+    # the whole run's lmms-eval aggregates: the mean over the 9 supported samples, 1 invalid output
+    assert (
+        summaries["sharded"] == summaries["whole"] == {"unig2u_chartqa": {"acc,none": 4 / 9, "invalid_outputs,none": 1}}
+    )
+    assert "unig2u_chartqa: 3 shards; values computed over their 10 merged samples" in capsys.readouterr().err
+
+
+def test_the_merged_aggregations_are_the_tasks_own():
+    """``export.AGGREGATIONS`` names what every UniG2U task's ``metric_list`` aggregates with."""
+    from lmms_eval.utils import load_yaml_config
+
+    from lmms_eval_unify.integration.paths import tasks_path
+
+    configs = [load_yaml_config(str(path)) for path in sorted((tasks_path() / "unig2u").glob("unig2u_*.yaml"))]
+    tasks = [config for config in configs if "group" not in config]
+    assert len(tasks) >= 60  # 30 subtasks, each Direct and GtA
+    for config in tasks:
+        aggregations = {m["metric"]: m["aggregation"] for m in config["metric_list"]}
+        assert aggregations == unig2u_export.AGGREGATIONS, config["task"]
