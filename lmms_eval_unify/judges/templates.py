@@ -96,7 +96,7 @@ class Template:
         """12 hex digits of the sha256 of everything that shapes the judge's prompt, parsing and decoding, so an
         edited text under an unchanged id and version still tells runs apart (notes, paper and origin excluded)."""
         shaping = {name: value for name, value in asdict(self).items() if name not in DIGEST_EXCLUDED}
-        text = json.dumps(shaping, sort_keys=True, ensure_ascii=False, default=str)
+        text = json.dumps(shaping, sort_keys=True, ensure_ascii=False)  # plain JSON only: no order-dependent str()
         return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
     @property
