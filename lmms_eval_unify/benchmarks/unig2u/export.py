@@ -7,6 +7,7 @@ under ``out/<model>/unig2u/``.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from lmms_eval_unify import gate
 from lmms_eval_unify.benchmarks.unig2u import spec
 from lmms_eval_unify.reports.exports import DocSource, ExportReport, model_folders, write_json
 from lmms_eval_unify.reports.gallery import RunInfo
-from lmms_eval_unify.scoring.task_aggregations import count_invalid, mean_supported
+from lmms_eval_unify.scoring.task_aggregations import count_invalid, failure_reason, mean_supported
 
 NEEDS_DOCS = False
 """The released collector reads aggregate metrics alone."""
@@ -23,6 +24,20 @@ NEEDS_DOCS = False
 AGGREGATIONS: dict[str, Callable[[list[Any]], object]] = {"acc": mean_supported, "invalid_outputs": count_invalid}
 """The ``metric_list`` aggregations of every UniG2U task (``tasks/unig2u/_default_template_yaml``; a test holds
 the two equal), applied to the merged samples of a task run as shards."""
+
+
+def score_value(value: object) -> float | None:
+    """A saved per-sample score as ``mean_supported`` takes it: ``None`` (unsupported) kept, a finite number as
+    is, anything else (a damaged record) counted as 0."""
+    if value is None:
+        return None
+    if isinstance(value, int | float) and math.isfinite(value):
+        return float(value)
+    return 0.0
+
+
+SAMPLE_VALUES: dict[str, Callable[[object], Any]] = {"acc": score_value, "invalid_outputs": failure_reason}
+"""How a saved sample's value of each metric is read before its aggregation (saved runs are untrusted)."""
 
 
 def results_summary(run: RunInfo, report: ExportReport | None = None) -> dict[str, dict]:
@@ -53,7 +68,7 @@ def merged_values(values: Mapping[str, object], rows: Sequence[Mapping]) -> dict
     for key in values:
         metric = key.partition(",")[0]
         if metric in AGGREGATIONS:
-            merged[key] = AGGREGATIONS[metric]([row.get(metric) for row in rows])
+            merged[key] = AGGREGATIONS[metric]([SAMPLE_VALUES[metric](row.get(metric)) for row in rows])
     return merged
 
 

@@ -82,6 +82,24 @@ def test_a_task_run_as_shards_exports_the_values_of_one_run(tmp_path, capsys):
     assert "unig2u_chartqa: 3 shards; values computed over their 10 merged samples" in capsys.readouterr().err
 
 
+def test_damaged_sample_values_in_shards_count_as_wrong_not_as_a_crash(tmp_path):
+    import json
+
+    from leaderboard_runs import write_shards
+
+    from lmms_eval_unify.reports.exports import main
+
+    rows = [{"doc_id": i, "input": f"q{i}", "acc": 1.0, "invalid_outputs": ""} for i in range(4)]
+    write_shards(tmp_path / "sharded", {"unig2u_chartqa": rows}, [(0, 2), (2, 4)])
+    damaged = {1: {"acc": "1.0"}, 2: {"acc": {"nested": 1}}, 3: {"invalid_outputs": ["not", "a", "reason"]}}
+    for samples in (tmp_path / "sharded").glob("shard*/uni-model/*_samples_unig2u_chartqa.jsonl"):
+        records = [json.loads(line) for line in samples.read_text().splitlines()]
+        samples.write_text("".join(json.dumps(r | damaged.get(r["doc_id"], {})) + "\n" for r in records))
+    assert main([str(tmp_path / "sharded"), "--benchmark", "unig2u", "--out", str(tmp_path / "out")]) == 0
+    summary = unig2u_export.read(tmp_path / "out" / "uni-model" / "unig2u")
+    assert summary["unig2u_chartqa"]["acc,none"] == 0.5  # the text and the dict count as 0, not as a score
+
+
 def test_the_merged_aggregations_are_the_tasks_own():
     """``export.AGGREGATIONS`` names what every UniG2U task's ``metric_list`` aggregates with."""
     from lmms_eval.utils import load_yaml_config
