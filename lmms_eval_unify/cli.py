@@ -25,6 +25,10 @@ DELEGATED = {
         "lmms_eval_unify.judges.reference",
         "`judge serve`: the reference judges on loopback, for offline trials",
     ),
+    "env": (
+        "lmms_eval_unify.generation.environments",
+        "`env create MODEL`: the environment a model's official code runs in (show_o2, bagel, omnigen2)",
+    ),
     "doctor": (
         "lmms_eval_unify.integration.doctor",
         "check that lmms-eval can load every model plugin, ours included; name the broken ones",

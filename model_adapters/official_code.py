@@ -1,18 +1,23 @@
-"""Locating and importing models' official code that is not on PyPI (Show-o2, Bagel, OmniGen2).
+"""Locating models' official code that is not on PyPI (Show-o2, BAGEL, OmniGen2) and starting its backend.
 
-These adapters import the upstream repository lazily, when the model is built; anything missing (checkout,
-a module it needs, weights) is a :class:`MissingOfficialCode` error that says what to install and where.
+The official code runs in the model's own environment (``lmms-eval-unify env create MODEL``), driven through a
+worker (:mod:`lmms_eval_unify.generation.worker`); the adapter names the checkout, the backend class in
+``model_adapters/official/`` and the upstream commit that backend was checked against. Anything missing
+(checkout, environment, a module the official code imports there, weights) is a :class:`MissingOfficialCode`
+error, or, before the model is built, a preflight item, that says what to install and where.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
-import sys
+import subprocess
 from pathlib import Path
-from types import ModuleType
+from typing import Any
+
+from loguru import logger
 
 from lmms_eval_unify.generation.adapter import Missing
+from lmms_eval_unify.generation.worker import Backend, missing_environment, missing_in_environment, start_backend
 
 
 class MissingOfficialCode(RuntimeError):
@@ -44,31 +49,15 @@ def missing_checkout(model_id: str, repo_path: str | None, env_var: str, repo_ur
 
 
 def official_checkout(model_id: str, repo_path: str | None, env_var: str, repo_url: str, probe: str) -> Path:
-    """The checkout named by the ``repo_path`` model argument or ``$env_var``, put first on ``sys.path``.
-
-    ``probe`` is a file that must exist in it (relative path), so a wrong folder fails here, clearly.
-    """
+    """The checkout named by the ``repo_path`` model argument or ``$env_var`` (the worker puts it first on its
+    ``sys.path``). ``probe`` is a file that must exist in it (relative path), so a wrong folder fails here."""
     problems = missing_checkout(model_id, repo_path, env_var, repo_url, probe)
     if problems:
         raise MissingOfficialCode(f"{problems[0].what}: {problems[0].fix}")
-    root = Path(str(repo_path or os.environ.get(env_var))).expanduser().resolve()
-    if str(root) not in sys.path:
-        sys.path.insert(0, str(root))
-    return root
+    return Path(str(repo_path or os.environ.get(env_var))).expanduser().resolve()
 
 
-def import_official(model_id: str, module: str, root: Path) -> ModuleType:
-    """Import ``module`` from the checkout; a failure names the missing dependency and the install page."""
-    try:
-        return importlib.import_module(module)
-    except ImportError as exc:
-        raise MissingOfficialCode(
-            f"{model_id}: cannot import {module} from {root} ({type(exc).__name__}: {exc}); install the "
-            f"official requirements listed in docs/models/{model_id}.md"
-        ) from exc
-
-
-def local_weights(model_id: str, location: str, required: tuple[str, ...], argument: str = "pretrained") -> Path:
+def weights_folder(model_id: str, location: str, required: tuple[str, ...], argument: str = "pretrained") -> Path:
     """A weights folder holding ``required`` files: a local path, or a Hugging Face id already downloaded."""
     path = Path(location).expanduser()
     if not path.is_dir():
@@ -85,3 +74,74 @@ def local_weights(model_id: str, location: str, required: tuple[str, ...], argum
     if missing:
         raise MissingOfficialCode(f"{model_id}: {path} lacks {', '.join(missing)} (model argument {argument})")
     return path
+
+
+def checkout_commit(root: Path) -> str | None:
+    """The commit the checkout at ``root`` (or the repository holding it) is at; ``None`` when not a git checkout
+    or git is not installed."""
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    commit = done.stdout.strip()
+    return commit if done.returncode == 0 and len(commit) == 40 else None
+
+
+def other_commit_warning(model_id: str, root: Path, checked: str | None) -> str | None:
+    """A warning when the checkout is at a commit other than the one the backend was checked against (or when
+    the backend was checked against none)."""
+    if checked is None:
+        return f"{model_id}: the adapter has not been checked against any commit of the official code"
+    commit = checkout_commit(root)
+    if commit is None or commit == checked:
+        return None
+    return (
+        f"{model_id}: the official checkout {root} is at {commit[:12]}, and the adapter was checked against "
+        f"{checked[:12]}; differences in the official code may change results (docs/models/{model_id}.md)"
+    )
+
+
+def missing_official(
+    model_id: str,
+    settings: Any,
+    checkout: tuple[str, str, str],
+    backend: str,
+    configuration: dict[str, Any],
+    checked_commit: str | None,
+) -> list[Missing]:
+    """The checkout (``checkout`` = environment variable, repository URL, probe file), the model's environment
+    and what the backend's own probe finds there (official modules, their dependencies, by-name checkpoints,
+    under a deadline); warns when the checkout is at another commit than ``checked_commit``."""
+    env_var, url, probe_file = checkout
+    problems = missing_checkout(model_id, settings.repo_path, env_var, url, probe_file)
+    problems += missing_environment(model_id, settings.env)
+    if problems:
+        return problems
+    root = Path(str(settings.repo_path or os.environ.get(env_var))).expanduser().resolve()
+    warning = other_commit_warning(model_id, root, checked_commit)
+    if warning:
+        logger.warning(warning)
+    return missing_in_environment(model_id, settings.env, backend, root, configuration)
+
+
+def official_backend(
+    model_id: str,
+    settings: Any,
+    checkout: tuple[str, str, str],
+    backend: str,
+    configuration: dict[str, Any],
+    checked_commit: str | None,
+) -> Backend:
+    """The backend ``MODULE:CLASS`` built with ``configuration`` in the model's environment, the checkout first
+    on its ``sys.path``."""
+    env_var, url, probe_file = checkout
+    root = official_checkout(model_id, settings.repo_path, env_var, url, probe_file)
+    problems = missing_environment(model_id, settings.env)
+    if problems:
+        raise MissingOfficialCode(f"{problems[0].what}: {problems[0].fix}")
+    warning = other_commit_warning(model_id, root, checked_commit)
+    if warning:
+        logger.warning(warning)
+    return start_backend(model_id, settings.env, backend, root, configuration)

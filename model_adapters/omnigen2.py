@@ -1,4 +1,6 @@
-"""OmniGen2 (VectorSpaceLab) through its official pipelines (no diffusers pipeline exists for it).
+"""OmniGen2 (VectorSpaceLab) through its official pipelines (no diffusers pipeline exists for it), run in the
+model's own environment (``lmms-eval-unify env create omnigen2``: transformers 4.51.3, diffusers 0.34) through a
+worker; ``model_adapters/official/omnigen2_backend.py`` builds the pipelines there.
 
 Generation and editing use ``OmniGen2Pipeline`` with the defaults of the official ``inference.py``:
 1024x1024, 50 steps, text guidance 5.0, image guidance 2.0 (editing; ignored without input images), CFG
@@ -11,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-import torch
-from lmms_eval_unify.model_adapters.official_code import import_official, missing_checkout, official_checkout
+from lmms_eval_unify.model_adapters.official.omnigen2_backend import CHECKED_COMMIT
+from lmms_eval_unify.model_adapters.official_code import missing_official, official_backend
 from PIL import Image
 
 from lmms_eval_unify.generation.adapter import (
@@ -23,11 +25,14 @@ from lmms_eval_unify.generation.adapter import (
     missing_device,
     missing_weights,
     run_only,
-    seeded,
 )
 
-REPO_URL = "https://github.com/VectorSpaceLab/OmniGen2"
-REPO_ENV, REPO_PROBE = "OMNIGEN2_REPO", "omnigen2/pipelines/omnigen2/pipeline_omnigen2.py"
+CHECKOUT = (
+    "OMNIGEN2_REPO",
+    "https://github.com/VectorSpaceLab/OmniGen2",
+    "omnigen2/pipelines/omnigen2/pipeline_omnigen2.py",
+)
+BACKEND = "lmms_eval_unify.model_adapters.official.omnigen2_backend:OmniGen2Backend"
 NEGATIVE_PROMPT = (
     "(((deformed))), blurry, over saturation, bad anatomy, disfigured, poorly drawn face, mutation, mutated, "
     "(extra_limb), (ugly), (poorly drawn hands), fused fingers, messy drawing, broken legs censor, censored, "
@@ -40,6 +45,8 @@ class OmniGen2Settings(ModelSettings):
     pretrained: str = "OmniGen2/OmniGen2"
     repo_path: str | None = run_only()
     """Checkout of the official code (else ``$OMNIGEN2_REPO``)."""
+    env: str | None = run_only()
+    """The model's environment (``lmms-eval-unify env create omnigen2``; ``current``: this process)."""
     num_inference_steps: int = 50
     text_guidance_scale: float = 5.0
     image_guidance_scale: float = 2.0
@@ -59,67 +66,49 @@ class OmniGen2(UnifiedModel):
     @classmethod
     def missing(cls, settings: OmniGen2Settings) -> list[Missing]:
         return [
-            *missing_checkout(cls.model_id, settings.repo_path, REPO_ENV, REPO_URL, REPO_PROBE),
+            *missing_official(cls.model_id, settings, CHECKOUT, BACKEND, {}, CHECKED_COMMIT),
             *missing_weights(cls.model_id, settings.pretrained, files=("model_index.json",)),
             *missing_device(cls.model_id, settings.device),
         ]
 
     def __init__(self, **model_args: Any) -> None:
         super().__init__(**model_args)
-        self.pipeline, self.chat = self._load_backend()
+        self.backend = self._load_backend()
 
-    def _load_backend(self) -> tuple[Any, Any]:
-        repo = official_checkout(self.model_id, self.settings.repo_path, REPO_ENV, REPO_URL, REPO_PROBE)
-        generation = import_official(self.model_id, "omnigen2.pipelines.omnigen2.pipeline_omnigen2", repo)
-        chat = import_official(self.model_id, "omnigen2.pipelines.omnigen2.pipeline_omnigen2_chat", repo)
-        transformer = import_official(self.model_id, "omnigen2.models.transformers.transformer_omnigen2", repo)
-        pipeline = generation.OmniGen2Pipeline.from_pretrained(
-            self.settings.pretrained, torch_dtype=self.dtype, trust_remote_code=True
-        )
-        pipeline.transformer = transformer.OmniGen2Transformer2DModel.from_pretrained(
-            self.settings.pretrained, subfolder="transformer", torch_dtype=self.dtype
-        )
-        pipeline = pipeline.to(self.device)
-        pipeline.set_progress_bar_config(disable=True)
-        return pipeline, chat.OmniGen2ChatPipeline(**pipeline.components)
+    def _load_backend(self) -> Any:
+        configuration = {
+            "pretrained": self.settings.pretrained,
+            "device": str(self.device),
+            "dtype": str(self.dtype).removeprefix("torch."),
+        }
+        return official_backend(self.model_id, self.settings, CHECKOUT, BACKEND, configuration, CHECKED_COMMIT)
 
-    def _settings(self, seed: int) -> dict[str, Any]:
+    def _settings(self, prompt: str, images: list[Image.Image]) -> dict[str, Any]:
+        """The official ``inference.py`` settings for one request."""
         return {
+            "prompt": prompt,
+            "input_images": [im.convert("RGB") for im in images] or None,
+            "height": self.settings.height,
+            "width": self.settings.width,
             "num_inference_steps": self.settings.num_inference_steps,
             "max_sequence_length": 1024,
             "text_guidance_scale": self.settings.text_guidance_scale,
             "image_guidance_scale": self.settings.image_guidance_scale,
             "cfg_range": (0.0, 1.0),
             "negative_prompt": self.settings.negative_prompt,
-            "num_images_per_prompt": 1,
-            "generator": torch.Generator(device=self.device).manual_seed(seed),
-            "output_type": "pil",
         }
 
     def understand(self, images: list[Image.Image], prompt: str, **decoding: Any) -> str:
         seed = int(decoding.get("seed", self.seed))
-        with seeded(seed, self.device):
-            result = self.chat(
-                prompt=prompt,
-                input_images=[im.convert("RGB") for im in images] or None,
-                height=self.settings.height,
-                width=self.settings.width,
-                **self._settings(seed),
-            )
-        if not result.text:
+        text = self.backend.call("chat", seed, seed=seed, **self._settings(prompt, images))
+        if not text:
             raise ValueError("omnigen2 chat returned no text")
-        return str(result.text).strip()
+        return str(text).strip()
 
     def generate_image(self, prompt: str, images: list[Image.Image], **decoding: Any) -> Image.Image:
         seed = int(decoding["seed"])
-        with seeded(seed, self.device):  # the pipeline VAE-encodes input images with torch's global generator
-            result = self.pipeline(
-                prompt=prompt,
-                input_images=[im.convert("RGB") for im in images] or None,
-                height=self.settings.height,
-                width=self.settings.width,
-                **self._settings(seed),
-            )
-        if not result.images:
+        # seed=: the pipeline VAE-encodes input images with torch's global generator
+        images_out = self.backend.call("generate", seed, seed=seed, **self._settings(prompt, images))
+        if not images_out:
             raise ValueError("omnigen2 returned no image")
-        return result.images[0].convert("RGB")
+        return images_out[0].convert("RGB")

@@ -1,7 +1,9 @@
 """show_o2, bagel, omnigen2: clear errors without their official code/weights; glue tested at the backend.
 
-The official code is GPU-only and not on PyPI, so these tests replace the backend (the object the official
-code would build) and check everything on our side of it: arguments, inputs, settings, post-processing.
+The official code is not on PyPI (and CI cannot fetch it), so these tests replace the backend (the object the
+official code would build in the model's worker) by a stand-in class run in this process through the same
+``invoke`` the worker uses (``InProcessBackend``), and check everything on our side of it: arguments, inputs,
+settings, post-processing, per-sample seeds. tests/generation/test_worker.py runs the worker itself.
 """
 
 from types import SimpleNamespace
@@ -12,9 +14,11 @@ from conftest import make_request
 from lmms_eval_unify.model_adapters.bagel import Bagel
 from lmms_eval_unify.model_adapters.official_code import MissingOfficialCode
 from lmms_eval_unify.model_adapters.omnigen2 import NEGATIVE_PROMPT, OmniGen2
+from lmms_eval_unify.model_adapters.official.show_o2_backend import ShowO2Backend, hyper_params
 from lmms_eval_unify.model_adapters.show_o2 import ShowO2
 from PIL import Image
 
+from lmms_eval_unify.generation.worker import InProcessBackend
 from lmms_eval_unify.output.record import parse_output
 
 ADAPTERS = [(ShowO2, "SHOW_O2_REPO"), (Bagel, "BAGEL_REPO"), (OmniGen2, "OMNIGEN2_REPO")]
@@ -29,10 +33,18 @@ def _random_image(*args, **kwargs):
 @pytest.mark.parametrize(("cls", "env_var"), ADAPTERS)
 def test_missing_checkout_names_the_argument_and_variable(cls, env_var, monkeypatch, tmp_path):
     monkeypatch.delenv(env_var, raising=False)
+    weights = tmp_path / "weights"
+    weights.mkdir()
+    for name in ("llm_config.json", "vit_config.json", "ae.safetensors", "ema.safetensors"):
+        (weights / name).write_text("{}")
+    vae = tmp_path / "vae.pth"
+    vae.write_bytes(b"PK\x03\x04")
+    args = {"output_dir": str(tmp_path), **({"vae_path": str(vae)} if cls is ShowO2 else {})}
+    args.update({"pretrained": str(weights)} if cls is Bagel else {})
     with pytest.raises(MissingOfficialCode, match=rf"repo_path=<checkout> or set \${env_var}"):
-        cls(output_dir=str(tmp_path))
+        cls(**args)
     with pytest.raises(MissingOfficialCode, match="is not a checkout of"):
-        cls(repo_path=str(tmp_path), output_dir=str(tmp_path))
+        cls(repo_path=str(tmp_path), **args)
 
 
 def test_show_o2_without_the_wan_vae_says_which_file(tmp_path):
@@ -51,17 +63,19 @@ def test_bagel_weights_folder_missing_files_is_reported(tmp_path, monkeypatch):
         Bagel(repo_path=str(tmp_path), pretrained=str(weights), output_dir=str(tmp_path))
 
 
-def test_an_official_module_that_fails_to_import_is_named(tmp_path):
-    probe = tmp_path / "omnigen2" / "pipelines" / "omnigen2" / "pipeline_omnigen2.py"
-    probe.parent.mkdir(parents=True)
-    probe.write_text("import flash_attn_not_installed_here\n")
-    with pytest.raises(MissingOfficialCode, match="cannot import omnigen2.pipelines.omnigen2.pipeline_omnigen2"):
-        OmniGen2(repo_path=str(tmp_path), output_dir=str(tmp_path))
+@pytest.mark.parametrize(("cls", "env_var"), ADAPTERS)
+def test_a_missing_model_environment_names_the_command_that_makes_it(cls, env_var, monkeypatch, tmp_path):
+    monkeypatch.setenv("LMMS_EVAL_UNIFY_MODEL_ENVS", str(tmp_path / "envs"))
+    missing = cls.missing(cls.settings_class(repo_path=str(tmp_path)))
+    envs = [item for item in missing if "environment of its own" in item.what]
+    assert len(envs) == 1 and f"env create {cls.model_id}" in envs[0].fix
+    assert str(tmp_path / "envs" / cls.model_id) in envs[0].what
 
 
 # ---- Bagel ----------------------------------------------------------------------------------------------
 class FakeInferencer:
-    """The methods of the official ``InterleaveInferencer`` the adapter uses, recording their arguments."""
+    """The method of the BAGEL backend (the official ``InterleaveInferencer``'s) the adapter uses, recording its
+    arguments."""
 
     def __init__(self):
         self.calls = []
@@ -75,7 +89,7 @@ class FakeInferencer:
 
 @pytest.fixture
 def bagel(monkeypatch, tmp_path):
-    monkeypatch.setattr(Bagel, "_load_backend", lambda self: FakeInferencer())
+    monkeypatch.setattr(Bagel, "_load_backend", lambda self: InProcessBackend(FakeInferencer()))
     model = Bagel(output_dir=str(tmp_path), max_new_tokens=64)
     model.task_dict = {"toy": {"test": {i: {} for i in range(10)}}}
     return model
@@ -84,7 +98,7 @@ def bagel(monkeypatch, tmp_path):
 def test_bagel_understanding_sends_every_image_then_the_prompt(bagel):
     images = [Image.new("RGB", (8, 8), c) for c in ("red", "blue")]
     assert bagel.understand(images, "Which?", max_new_tokens=1024) == "The answer is B."
-    _, inputs, settings = bagel.inferencer.calls[-1]
+    _, inputs, settings = bagel.backend.instance.calls[-1]
     assert inputs[:2] == images and inputs[2] == "Which?"
     assert settings == {
         "think": False,
@@ -98,7 +112,7 @@ def test_bagel_understanding_sends_every_image_then_the_prompt(bagel):
 def test_bagel_uses_the_official_settings_for_t2i_and_editing(bagel):
     bagel.generate_image("a maze", [], seed=1)
     bagel.generate_image("move the dot", [Image.new("RGB", (8, 8))], seed=1)
-    (_, t2i_inputs, t2i), (_, edit_inputs, edit) = bagel.inferencer.calls
+    (_, t2i_inputs, t2i), (_, edit_inputs, edit) = bagel.backend.instance.calls
     assert t2i_inputs == ["a maze"] and len(edit_inputs) == 2
     assert t2i["cfg_interval"] == [0.4, 1.0] and t2i["cfg_renorm_type"] == "global"
     assert t2i["image_shapes"] == (1024, 1024) and "cfg_img_scale" not in t2i
@@ -113,7 +127,7 @@ def test_bagel_images_are_reproducible_per_sample_seed(bagel):
 
 
 def test_bagel_failure_of_one_request_is_recorded(bagel):
-    bagel.inferencer.interleave_inference = lambda inputs, **s: []
+    bagel.backend.instance.interleave_inference = lambda inputs, **s: []
     out = parse_output(bagel.generate_until([make_request("q", {})])[0])
     assert out.failure.reason == "model_error" and "no text" in out.record.error
 
@@ -126,7 +140,8 @@ class FakeShowO2Backend:
     def understand(self, image, question, max_new_tokens):
         """Like the official route, whose VAE encoding samples from torch's global generator."""
         self.calls.append(("understand", image.size, question, max_new_tokens))
-        return " a maze \n" if question == "what?" else f"latent {torch.randint(0, 10**6, ()).item()}"
+        text = " a maze \n" if question == "what?" else f"latent {torch.randint(0, 10**6, ()).item()}"
+        return {"token_ids": [], "text": text}
 
     def generate(self, prompts, seeds, guidance_scale, num_steps):
         self.calls.append(("generate", prompts, guidance_scale, num_steps))
@@ -145,7 +160,7 @@ def show_o2(monkeypatch, tmp_path):
         model.task_dict = {"toy": {"test": {i: {} for i in range(10)}}}
         return model
 
-    monkeypatch.setattr(ShowO2, "_load_backend", lambda self: FakeShowO2Backend())
+    monkeypatch.setattr(ShowO2, "_load_backend", lambda self: InProcessBackend(FakeShowO2Backend()))
     build.default = build()
     return build
 
@@ -159,7 +174,7 @@ def test_show_o2_sees_one_image_and_draws_from_text_with_official_defaults(show_
     )
     out = parse_output(show_o2.generate_until([request])[0])
     assert out.failure is None and out.record.text == "a maze"
-    generate, understand = show_o2.backend.calls
+    generate, understand = show_o2.backend.instance.calls
     assert generate == ("generate", ["draw"], 5.0, 50)
     assert understand == ("understand", (8, 8), "what?", 300)  # the first image only; official 300-token cap
     assert show_o2.max_input_images == 1
@@ -177,7 +192,7 @@ def test_show_o2_generates_a_window_in_one_backend_call_with_per_sample_seeds(sh
     ]
     batched = show_o2(batch_size=3)
     outputs = [parse_output(text) for text in batched.generate_until(requests)]
-    generate_calls = [call for call in batched.backend.calls if call[0] == "generate"]
+    generate_calls = [call for call in batched.backend.instance.calls if call[0] == "generate"]
     assert generate_calls == [("generate", ["draw 0", "draw 1", "draw 2"], 5.0, 50)]
     single = show_o2.default
     for request, output in zip(requests, outputs, strict=True):
@@ -222,14 +237,13 @@ class ShowO2StandIns:
 
 
 def _stand_in_backend(stand_ins):
-    from lmms_eval_unify.model_adapters.show_o2 import ShowO2Backend
-
     backend = ShowO2Backend.__new__(ShowO2Backend)  # the official modules are replaced, not loaded
     transport_config = SimpleNamespace(
         path_type=None, prediction=None, loss_weight=None, train_eps=None, sample_eps=None, snr_type=None,
         do_shift=None, sampling_method="euler", atol=None, rtol=None, reverse=False, time_shifting_factor=None,
     )  # fmt: skip
-    backend.hyper, backend.device, backend.dtype = stand_ins.hyper, torch.device("cpu"), torch.float32
+    backend.hyper, backend.device, backend.dtype = hyper_params(stand_ins.hyper), torch.device("cpu"), torch.float32
+    backend.torch = torch
     backend.config = SimpleNamespace(transport=transport_config)
     backend.tokenizer, backend.prepare_gen_input = None, stand_ins.prepare_gen_input
     backend.models = SimpleNamespace(omni_attn_mask_naive=stand_ins.omni_attn_mask_naive)
@@ -255,33 +269,37 @@ def test_show_o2_backend_batch_equals_single_prompt_runs():
 
 
 # ---- OmniGen2 -------------------------------------------------------------------------------------------
-class FakePipeline:
-    """Draws its image from the item's generator and, as the official pipeline's VAE encoding of input images
-    does, from torch's global generator."""
+class FakeOmniGen2Backend:
+    """The OmniGen2 backend's two calls. Draws its image from the item's generator seed and, as the official
+    pipeline's VAE encoding of input images does, from torch's global generator."""
 
-    def __init__(self, text=None):
-        self.calls, self.text = [], text
+    def __init__(self):
+        self.calls = []
 
-    def __call__(self, **kwargs):
-        self.calls.append(kwargs)
-        latent = torch.randint(0, 256, (3,), generator=kwargs["generator"])
-        if kwargs["input_images"]:
+    def generate(self, generator_seed, **settings):
+        self.calls.append(("generate", generator_seed, settings))
+        latent = torch.randint(0, 256, (3,), generator=torch.Generator().manual_seed(generator_seed))
+        if settings["input_images"]:
             latent = (latent + torch.randint(0, 256, (3,))) % 256
-        return SimpleNamespace(images=[Image.new("RGB", (8, 8), tuple(latent.tolist()))], text=self.text)
+        return [Image.new("RGB", (8, 8), tuple(latent.tolist()))]
+
+    def chat(self, generator_seed, **settings):
+        self.calls.append(("chat", generator_seed, settings))
+        return " B "
 
 
 @pytest.fixture
 def omnigen2(monkeypatch, tmp_path):
-    monkeypatch.setattr(OmniGen2, "_load_backend", lambda self: (FakePipeline(), FakePipeline(text=" B ")))
+    monkeypatch.setattr(OmniGen2, "_load_backend", lambda self: InProcessBackend(FakeOmniGen2Backend()))
     return OmniGen2(output_dir=str(tmp_path))
 
 
 def test_omnigen2_generation_and_editing_settings(omnigen2):
     omnigen2.generate_image("a maze", [], seed=7)
     omnigen2.generate_image("edit", [Image.new("RGB", (8, 8))] * 2, seed=7)
-    t2i, edit = omnigen2.pipeline.calls
+    (_, t2i_seed, t2i), (_, _, edit) = omnigen2.backend.instance.calls
     assert t2i["input_images"] is None and len(edit["input_images"]) == 2
-    assert t2i["generator"].initial_seed() == 7 and t2i["negative_prompt"] == NEGATIVE_PROMPT
+    assert t2i_seed == 7 and t2i["negative_prompt"] == NEGATIVE_PROMPT
     assert (t2i["height"], t2i["width"], t2i["num_inference_steps"]) == (1024, 1024, 50)
     assert (t2i["text_guidance_scale"], t2i["image_guidance_scale"], t2i["cfg_range"]) == (
         5.0,
@@ -292,7 +310,10 @@ def test_omnigen2_generation_and_editing_settings(omnigen2):
 
 def test_omnigen2_understanding_reads_the_chat_text(omnigen2):
     assert omnigen2.understand([Image.new("RGB", (8, 8))], "which?") == "B"
-    assert omnigen2.chat.calls[0]["prompt"] == "which?"
+    assert (
+        omnigen2.backend.instance.calls[0][:2] == ("chat", 0)
+        and omnigen2.backend.instance.calls[0][2]["prompt"] == "which?"
+    )
 
 
 def test_omnigen2_edits_are_reproducible_per_sample_seed(omnigen2):
