@@ -16,8 +16,13 @@ from typing import Any
 
 from loguru import logger
 
-from lmms_eval_unify.generation.adapter import Missing
-from lmms_eval_unify.generation.worker import Backend, missing_environment, missing_in_environment, start_backend
+from lmms_eval_unify.generation.adapter import (
+    Backend,
+    Missing,
+    missing_environment,
+    missing_in_environment,
+    start_backend,
+)
 
 
 class MissingOfficialCode(RuntimeError):

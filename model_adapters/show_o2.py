@@ -28,6 +28,7 @@ from lmms_eval_unify.generation.adapter import (
     ModelSettings,
     UnifiedModel,
     missing_device,
+    missing_weight_file,
     missing_weights,
     run_only,
 )
@@ -37,15 +38,7 @@ BACKEND = "lmms_eval_unify.model_adapters.official.show_o2_backend:ShowO2Backend
 DEFAULT_CONFIG = "configs/showo2_1.5b_demo_432x432.yaml"
 
 
-def missing_vae(settings: ShowO2Settings) -> list[Missing]:
-    """The Wan2.1 VAE file the ``vae_path`` model argument names is missing."""
-    if settings.vae_path and Path(settings.vae_path).is_file():
-        return []
-    what = (
-        "show_o2 needs the Wan2.1 VAE file (Wan2.1_VAE.pth from Wan-AI/Wan2.1-T2V-14B), "
-        f"and vae_path={settings.vae_path!r} is no file"
-    )
-    return [Missing("weights", what, "download it and pass --model_args vae_path=<file>")]
+VAE_FILE = "the Wan2.1 VAE file (Wan2.1_VAE.pth from Wan-AI/Wan2.1-T2V-14B)"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -79,7 +72,7 @@ class ShowO2(UnifiedModel):
         probe = {"config": settings.config}
         return [
             *missing_official(cls.model_id, settings, CHECKOUT, BACKEND, probe, CHECKED_COMMIT),
-            *missing_vae(settings),
+            *missing_weight_file(cls.model_id, settings.vae_path, "vae_path", VAE_FILE),
             *missing_weights(cls.model_id, settings.pretrained, files=("config.json",)),
             *missing_device(cls.model_id, settings.device),
         ]
@@ -90,7 +83,7 @@ class ShowO2(UnifiedModel):
         self.backend = self._load_backend()
 
     def _load_backend(self) -> Any:
-        vae = missing_vae(self.settings)
+        vae = missing_weight_file(self.model_id, self.settings.vae_path, "vae_path", VAE_FILE)
         if vae:
             raise MissingOfficialCode(f"{vae[0].what}: {vae[0].fix}")
         configuration = {

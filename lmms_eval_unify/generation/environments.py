@@ -103,5 +103,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"creating the {args.model} environment in {target} from {pins} ...", file=sys.stderr)
     python = create_environment(args.model, target.resolve(), pins, quiet=not args.verbose)
     env_arg = "" if not args.into else f" (or --model_args env={target})"
+    print(
+        "(pip's 'dependency conflicts' lines, if any, name evaluator packages such as datasets that the model's pins "
+        "shadow there; the model environment never imports them)",
+        file=sys.stderr,
+    )
     print(f"{args.model}: ready; its adapter finds it{env_arg}; interpreter {python}")
     return 0

@@ -101,6 +101,45 @@ def _folder_lacks(model_id: str, folder: Path, files: tuple[str, ...], fix: str)
     absent = [name for name in files if not (folder / name).exists()]
     if absent:
         return [Missing("weights", f"{model_id}: weights folder {folder} lacks {', '.join(absent)}", fix)]
+    damaged = [(name, weight_file_problem(folder / name)) for name in files]
+    return [Missing("weights", f"{model_id}: {folder / name} {problem}", fix) for name, problem in damaged if problem]
+
+
+TORCH_FILE_MAGIC = (b"PK\x03\x04", b"\x80")
+"""How a torch checkpoint starts: a zip archive (``torch.save`` since 1.6) or a pickle (older files)."""
+TORCH_SUFFIXES = (".pth", ".pt", ".bin", ".ckpt")
+
+
+def weight_file_problem(path: Path) -> str | None:
+    """Why the weights file at ``path`` cannot be loaded, read from its first bytes only: missing, empty, or not
+    the format its suffix names (a torch checkpoint, a safetensors file, JSON); ``None`` when it looks loadable."""
+    if not path.is_file():
+        return "does not exist (or is not a file)"
+    size = path.stat().st_size
+    if size == 0:
+        return "is empty (0 bytes)"
+    with path.open("rb") as handle:
+        head = handle.read(16)
+    if path.suffix in TORCH_SUFFIXES and not head.startswith(TORCH_FILE_MAGIC):
+        return f"is not a torch checkpoint (it starts with {head[:8]!r})"
+    if path.suffix == ".safetensors":
+        header = int.from_bytes(head[:8], "little") if len(head) >= 8 else 0
+        if len(head) < 9 or head[8:9] != b"{" or header + 8 > size:
+            return "is not a safetensors file (its header is damaged or the file is cut short)"
+    if path.suffix == ".json" and head.lstrip()[:1] not in (b"{", b"["):
+        return "is not JSON"
+    return None
+
+
+def missing_weight_file(model_id: str, location: str | None, argument: str, what: str) -> list[Missing]:
+    """The single weights file the ``argument`` model argument names (``what`` it is and where it comes from)
+    exists and looks loadable (:func:`weight_file_problem`)."""
+    fix = f"download it and pass --model_args {argument}=<file>"
+    if not location:
+        return [Missing("weights", f"{model_id} needs {what}, and {argument} is not given", fix)]
+    problem = weight_file_problem(Path(location).expanduser())
+    if problem:
+        return [Missing("weights", f"{model_id} needs {what}: {argument}={location!r} {problem}", fix)]
     return []
 
 

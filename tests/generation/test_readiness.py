@@ -14,7 +14,9 @@ from lmms_eval_unify.generation.readiness import (
     missing_code,
     missing_device,
     missing_env,
+    missing_weight_file,
     missing_weights,
+    weight_file_problem,
 )
 
 REPO = "some-org/Some-Model-7B"
@@ -111,3 +113,23 @@ def test_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
     ]
     monkeypatch.setenv("SOME_KEY", "x")
     assert missing_env("m", "SOME_KEY", "the API key", "api_key_env") == []
+
+
+def test_a_weights_file_that_is_empty_or_not_its_format_is_named_as_such(tmp_path):
+    good = tmp_path / "vae.pth"
+    torch.save({"w": torch.zeros(2)}, good)
+    (tmp_path / "empty.pth").write_bytes(b"")
+    (tmp_path / "html.bin").write_bytes(b"<html>rate limited</html>")
+    (tmp_path / "cut.safetensors").write_bytes((10**6).to_bytes(8, "little") + b'{"a":1}')
+    (tmp_path / "config.json").write_text("")
+    assert weight_file_problem(good) is None
+    assert weight_file_problem(tmp_path / "absent.pth") == "does not exist (or is not a file)"
+    assert weight_file_problem(tmp_path / "empty.pth") == "is empty (0 bytes)"
+    assert "not a torch checkpoint" in str(weight_file_problem(tmp_path / "html.bin"))
+    assert "not a safetensors file" in str(weight_file_problem(tmp_path / "cut.safetensors"))
+    assert weight_file_problem(tmp_path / "config.json") == "is empty (0 bytes)"
+    (problem,) = missing_weight_file("m", str(tmp_path / "empty.pth"), "vae_path", "the VAE file")
+    assert problem.kind == "weights" and "is empty" in problem.what and "vae_path=<file>" in problem.fix
+    assert missing_weight_file("m", str(good), "vae_path", "the VAE file") == []
+    (problem,) = missing_weights("m", str(tmp_path), files=("config.json",))
+    assert problem.what == f"m: {tmp_path / 'config.json'} is empty (0 bytes)"

@@ -45,6 +45,7 @@ def bare_machine(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setattr(constants, "HF_HUB_OFFLINE", True)
     for name in ("OPENAI_API_KEY", "SHOW_O2_REPO", "BAGEL_REPO", "OMNIGEN2_REPO"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("LMMS_EVAL_UNIFY_MODEL_ENVS", str(tmp_path / "no_model_envs"))
     return cache
 
 
