@@ -34,8 +34,8 @@ SHELL_FENCES = {"", "bash", "sh", "shell", "console"}
 FENCE = re.compile(r"^\s*```(\w*)\s*$")
 INLINE = re.compile(r"`((?:\.venv/bin/)?lmms-eval(?:-unify)? [^`]+)`")
 PLACEHOLDER = re.compile(r"^(?:[A-Z][A-Z_]*|\.\.\.|…|<.*>|\{.*\}|\[.*\])$")
-SUBCOMMANDS = {"data": 2, "judge": 2}
-"""Subcommands with their own subcommands (``data generate``, ``data prepare``, ``judge serve``)."""
+SUBCOMMANDS = {"data": 2, "judge": 2, "env": 2}
+"""Subcommands with their own subcommands (``data generate``, ``data prepare``, ``judge serve``, ``env create``)."""
 
 
 @dataclass(frozen=True)
