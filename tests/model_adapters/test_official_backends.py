@@ -91,3 +91,20 @@ def test_a_checkout_at_another_commit_is_warned_about(tmp_path):
     assert warning and commit[:12] in warning and "000000000000" in warning
     assert "not been checked" in str(other_commit_warning("bagel", tmp_path, None))
     assert other_commit_warning("show_o2", Path(tmp_path / "not_git"), commit) is None
+
+
+@pytest.mark.subprocess
+def test_show_o2_preflight_runs_the_backend_probe_where_the_official_code_will_run(tmp_path, monkeypatch):
+    """A stand-in checkout whose ``models`` fails as Show-o2's does beside transformers 5: the preflight reports
+    it from the model environment (here ``env=current``: this interpreter, which lacks omegaconf and torchdiffeq
+    too), next to the VAE file that is present but empty, in one round and without building anything."""
+    from lmms_eval_unify.model_adapters.show_o2 import ShowO2, ShowO2Settings
+
+    (tmp_path / "models").mkdir()
+    (tmp_path / "models" / "__init__.py").write_text("from transformers.modeling_attn_mask_utils import x\n")
+    (tmp_path / "Wan2.1_VAE.pth").write_bytes(b"")
+    settings = ShowO2Settings(repo_path=str(tmp_path), env="current", vae_path=str(tmp_path / "Wan2.1_VAE.pth"))
+    found = ShowO2.missing(settings)
+    code = {item.what.split("'")[1] for item in found if item.kind == "code"}
+    assert {"omegaconf", "torchdiffeq", "models", "models.misc"} <= code, found
+    assert any("is empty (0 bytes)" in item.what for item in found if item.kind == "weights"), found

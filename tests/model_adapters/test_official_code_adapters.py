@@ -12,9 +12,9 @@ import pytest
 import torch
 from conftest import make_request
 from lmms_eval_unify.model_adapters.bagel import Bagel
+from lmms_eval_unify.model_adapters.official.show_o2_backend import ShowO2Backend, hyper_params
 from lmms_eval_unify.model_adapters.official_code import MissingOfficialCode
 from lmms_eval_unify.model_adapters.omnigen2 import NEGATIVE_PROMPT, OmniGen2
-from lmms_eval_unify.model_adapters.official.show_o2_backend import ShowO2Backend, hyper_params
 from lmms_eval_unify.model_adapters.show_o2 import ShowO2
 from PIL import Image
 
