@@ -5,15 +5,19 @@ the modules behind it can move without breaking them (docs/adding_a_model.md):
 
 * the base class and its settings: :class:`UnifiedModel`, :class:`ModelSettings`, :func:`run_only`,
   ``PARSE`` (a field's own ``--model_args`` parser), :class:`ModelArgumentError`;
-* the capability vocabulary: the primitive names and the sets adapters declare as ``capabilities``;
+* the capability vocabulary: the primitive names and the sets adapters declare as ``UnifiedModel.capabilities``;
 * torch helpers: :func:`seeded`, :func:`decoding_options`, :func:`resolve_device`, :func:`resolve_dtype`;
 * for the baseline instruments, the task's answer space: :class:`InstrumentPlan`, :func:`load_answer_space`;
 * for replaying saved runs, the output contract and the run's bookkeeping: :class:`UnifiedOutput`,
   ``SCHEMA``, :func:`clean_text`, :func:`saved_responses`, :func:`saved_media_roots`, :func:`trust_media_root`,
   ``run_status``;
 * the check every adapter declares (``UnifiedModel.missing``): :class:`Missing`, :func:`missing_code`,
-  :func:`missing_weights`, :func:`missing_device`, :func:`missing_env`, and :func:`model_missing` (another
-  adapter's check, for adapters built from others);
+  :func:`missing_weights`, :func:`missing_weight_file` (one file, present and loadable), :func:`missing_device`,
+  :func:`missing_env`, and :func:`model_missing` (another adapter's check, for adapters built from others);
+* for official code that runs in the model's own environment (docs/architecture.md): :func:`start_backend` (a
+  backend class in a worker of that environment, or in this process), :class:`Backend` (what it returns),
+  :class:`WorkerError`, :func:`missing_environment` and :func:`missing_in_environment` (the preflight's checks
+  of that environment);
 * for models behind an HTTP API, the judge client's rules: :class:`DeadlineClient` (a deadline on each whole
   request, no redirects; :class:`DeadlineExceeded` when it passes), :func:`redirect_error`, :func:`read_body` (a
   body within the gate's limit), :func:`redact` (an API key in any encoding), :class:`RetryPolicy`,
@@ -40,36 +44,64 @@ from lmms_eval_unify.generation.readiness import (
     missing_code,
     missing_device,
     missing_env,
+    missing_weight_file,
     missing_weights,
     model_missing,
 )
 from lmms_eval_unify.generation.settings import PARSE, ModelArgumentError, ModelSettings, run_only
+from lmms_eval_unify.generation.worker import (
+    Backend,
+    WorkerError,
+    missing_environment,
+    missing_in_environment,
+    start_backend,
+)
 from lmms_eval_unify.integration import run_status
 from lmms_eval_unify.integration.rescore import saved_media_roots, saved_responses
 from lmms_eval_unify.integration.run_context import trust_media_root
 from lmms_eval_unify.judges.client import reply_content
-from lmms_eval_unify.judges.http import EndpointError, HttpEndpoint, RetryPolicy
+from lmms_eval_unify.judges.http import (
+    RETRYABLE_STATUS,
+    DeadlineClient,
+    DeadlineExceeded,
+    EndpointError,
+    HttpEndpoint,
+    RetryPolicy,
+    parse_retry_after,
+    read_body,
+    redact,
+    redirect_error,
+)
 from lmms_eval_unify.output.media_reader import check_image_bytes
 from lmms_eval_unify.output.record import SCHEMA, UnifiedOutput, clean_text
 
 __all__ = [
+    "Backend",
+    "WorkerError",
+    "missing_environment",
+    "missing_in_environment",
+    "missing_weight_file",
+    "start_backend",
     "ALL_PRIMITIVES",
     "GENERATE_IMAGE",
     "GENERATE_VIDEO",
     "PARSE",
+    "RETRYABLE_STATUS",
     "SCHEMA",
     "UNDERSTAND",
     "UNDERSTANDING_ONLY",
     "UNDERSTAND_AND_GENERATE",
     "UNDERSTAND_VIDEO",
+    "DeadlineClient",
+    "DeadlineExceeded",
+    "EndpointError",
+    "HttpEndpoint",
     "InstrumentPlan",
     "Missing",
     "ModelArgumentError",
     "ModelSettings",
     "Refused",
     "RetryPolicy",
-    "EndpointError",
-    "HttpEndpoint",
     "UnifiedModel",
     "UnifiedOutput",
     "check_image_bytes",
@@ -82,6 +114,10 @@ __all__ = [
     "missing_weights",
     "model_missing",
     "parse_json",
+    "parse_retry_after",
+    "read_body",
+    "redact",
+    "redirect_error",
     "reply_content",
     "resolve_device",
     "resolve_dtype",

@@ -8,6 +8,7 @@ skip it with ``LMMS_EVAL_UNIFY_SKIP_PREFLIGHT=1``.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,6 +17,7 @@ from typing import Any
 from loguru import logger
 
 from lmms_eval_unify.integration.paths import tasks_path
+from lmms_eval_unify.metrics.switches import TINY_METRICS_ENV
 
 SKIP_ENV = "LMMS_EVAL_UNIFY_SKIP_PREFLIGHT"
 PING_TIMEOUT_S = 60.0
@@ -29,7 +31,7 @@ class PreflightError(RuntimeError):
 class Problem:
     """One missing piece: what it is, which tasks need it, and how to supply it."""
 
-    kind: str  # data | judge | weights (of a metric) | model code | model weights | model device | ...
+    kind: str  # data | judge | weights (of a metric) | metric settings | model code | model weights | ...
     what: str
     tasks: tuple[str, ...]
     fix: str
@@ -77,28 +79,31 @@ def leaf_task_configs(task_manager: Any, names: Iterable[Any]) -> dict[str, dict
 
 
 # ---- the three checks ------------------------------------------------------------------------------------
+DATA_FILE = re.compile(r"[^\s'\"`;,()=]+\.parquet\b")
+"""A data file named in an error message (a local path or an ``hf://`` URL)."""
+
+
 def data_problems(configs: dict[str, dict]) -> list[Problem]:
     """Each task's dataset: local parquet files readable (through the gate), non-empty and of the schema the
-    task reads (its own doc functions run on the first clean row), or the Hub dataset resolvable."""
+    task reads (its own doc functions run on the first clean row), or the Hub dataset resolvable. Tasks that fail
+    the same way (the same error once their own names and files are masked, the same fix) make one problem."""
     from lmms_eval_unify.integration.paths import DATA_DIR_ENV
 
-    problems: dict[str, list[str]] = {}
-    fixes: dict[str, str] = {}
+    groups: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
     for task, config in configs.items():
+        files: list[str] = []
         try:
-            files = config["class"].data_files(config)
-            for path in files or []:
-                _check_parquet(config, path, schema=len(files or []) == 1)
-            if files is None:
+            found = config["class"].data_files(config)
+            files = list(found or [])
+            for path in files:
+                _check_parquet(config, path, schema=len(files) == 1)
+            if found is None:
                 _check_hub_dataset(config)
         except Exception as exc:  # noqa: BLE001 - every failure is reported, none is raised
             benchmark = (config.get("metadata") or {}).get("benchmark", "BENCHMARK")
-            what = f"cannot read the data of {task}: {type(exc).__name__}: {exc}"
-            key = f"{type(exc).__name__}:{benchmark}:{str(exc)[:200]}"
-            problems.setdefault(key, []).append(task)
-            fixes.setdefault(key, what)
+            error = f"{type(exc).__name__}: {exc}"
             hub = config.get("dataset_path")
-            fixes[key + "#fix"] = (
+            fix = (
                 f"write local data with `lmms-eval-unify data prepare {benchmark} ...` (official release) or "
                 f"`lmms-eval-unify data generate {benchmark} --out DATA`, then `export {DATA_DIR_ENV}=DATA`"
                 + (
@@ -107,7 +112,29 @@ def data_problems(configs: dict[str, dict]) -> list[Problem]:
                     else ""
                 )
             )
-    return [Problem("data", fixes[k], tuple(t), fixes[k + "#fix"]) for k, t in problems.items()]
+            masked = _masked(error, task, files)
+            groups.setdefault((masked[:200], fix), []).append((task, error, masked))
+    problems: list[Problem] = []
+    for (_, fix), failed in groups.items():
+        tasks = tuple(task for task, _, _ in failed)
+        first, error, masked = failed[0]
+        what = f"cannot read the data of {first}: {error}"
+        if len(failed) > 1:
+            what = f"cannot read the data of {first} and {len(failed) - 1} more task(s): {masked}"
+            example = DATA_FILE.search(error)
+            if example and "<data file>" in masked:
+                what += f" (the data file of {first}: {example.group()})"
+        problems.append(Problem("data", what, tasks, fix))
+    return problems
+
+
+def _masked(error: str, task: str, files: list[str]) -> str:
+    """``error`` with what is particular to ``task`` masked, its data files and its name, so that the tasks of a
+    benchmark that miss their data the same way are one problem."""
+    for path in sorted(files, key=len, reverse=True):
+        error = error.replace(path, "<data file>")
+    error = DATA_FILE.sub("<data file>", error)
+    return re.sub(rf"(?<![\w-]){re.escape(task)}(?![\w-])", "<task>", error)
 
 
 class DataSchemaError(ValueError):
@@ -233,6 +260,13 @@ def ping_judge(endpoint: Any) -> str | None:
         client.close()
 
 
+TINY_METRICS_FIX = (
+    f"For an offline trial without these weights: `export {TINY_METRICS_ENV}=1` (tiny randomly initialised "
+    "backbones; the scores are not comparable to published numbers)."
+)
+"""The last sentence of every missing-metric-weights fix."""
+
+
 def weight_problems(configs: dict[str, dict]) -> list[Problem]:
     """Every metric backbone the tasks' scorers load: its weights are on disk (nothing is loaded)."""
     from lmms_eval_unify.metrics.config import MissingWeightsError
@@ -245,7 +279,9 @@ def weight_problems(configs: dict[str, dict]) -> list[Problem]:
             for metric_config in config["class"].metric_configs(config):
                 needed.setdefault(metric_config, []).append(task)
         except Exception as exc:  # noqa: BLE001 - malformed metric settings
-            problems.append(Problem("weights", f"invalid metric settings: {exc}", (task,), "see docs/metrics.md"))
+            problems.append(
+                Problem("metric settings", f"invalid metric settings: {exc}", (task,), "see docs/metrics.md")
+            )
     for metric_config, tasks in needed.items():
         try:
             locate_weights(metric_config)
@@ -256,7 +292,7 @@ def weight_problems(configs: dict[str, dict]) -> list[Problem]:
                     f"{metric_config.family} backbone {exc.backbone!r}: no weights "
                     f"(looked in {', '.join(exc.looked_in)})",
                     tuple(tasks),
-                    f"set {exc.env_var}=/path/to/checkpoint. {exc.how_to_get}",
+                    f"set {exc.env_var}=/path/to/checkpoint. {exc.how_to_get} {TINY_METRICS_FIX}",
                 )
             )
     return problems
