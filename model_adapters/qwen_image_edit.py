@@ -64,30 +64,25 @@ class QwenImageEdit(UnifiedModel):
         self.pipeline.to(self.device)
         self.pipeline.set_progress_bar_config(disable=True)
 
-    def generate_image(self, prompt: str, images: list[Image.Image], **decoding: Any) -> Image.Image:
-        return self.generate_image_batch([(prompt, images, decoding)])[0]
-
     @torch.inference_mode()
-    def generate_image_batch(self, batch: list[tuple[str, list[Image.Image], dict[str, Any]]]) -> list[Image.Image]:
-        """One pipeline call per input-image size (the pipeline sizes the whole batch from its first image),
-        with one seeded generator per item, so each item starts from the noise it gets alone."""
-        for _, images, _ in batch:
-            if not images:
-                raise ValueError(f"{self.model_id} edits an input image; this request has none (no text-to-image)")
-        by_size: dict[tuple[int, int], list[int]] = {}
-        for index, (_, images, _) in enumerate(batch):
-            by_size.setdefault(images[-1].size, []).append(index)
-        out: dict[int, Image.Image] = {}
-        for indices in by_size.values():
-            result = self.pipeline(
-                image=[batch[i][1][-1].convert("RGB") for i in indices],
-                prompt=[batch[i][0] for i in indices],
-                negative_prompt=[self.settings.negative_prompt] * len(indices),
-                true_cfg_scale=self.settings.true_cfg_scale,
-                num_inference_steps=self.settings.num_inference_steps,
-                height=self.settings.height,
-                width=self.settings.width,
-                generator=[torch.Generator(device="cpu").manual_seed(int(batch[i][2]["seed"])) for i in indices],
-            )
-            out.update(zip(indices, result.images, strict=True))
-        return [out[i] for i in range(len(batch))]
+    def generate_image(self, prompt: str, images: list[Image.Image], **decoding: Any) -> Image.Image:
+        """The model card's call: one input image (the last), one prompt, one generator seeded per sample.
+
+        Requests are not batched into one pipeline call: given lists, diffusers' ``QwenImageEditPipeline`` does not
+        resize the images its Qwen2.5-VL text encoder reads (``VaeImageProcessor.resize`` returns a list
+        unchanged), so a batched edit would condition on the image at its original size, unlike the model card's
+        call (measured: bench/parity/qwen_image_edit.py); pre-sizing cannot fix it, because the pipeline derives its
+        working size again from the resized image and that size differs for about a quarter of aspect ratios."""
+        if not images:
+            raise ValueError(f"{self.model_id} edits an input image; this request has none (no text-to-image)")
+        result = self.pipeline(
+            image=images[-1].convert("RGB"),
+            prompt=prompt,
+            negative_prompt=self.settings.negative_prompt,
+            true_cfg_scale=self.settings.true_cfg_scale,
+            num_inference_steps=self.settings.num_inference_steps,
+            height=self.settings.height,
+            width=self.settings.width,
+            generator=torch.Generator(device="cpu").manual_seed(int(decoding["seed"])),
+        )
+        return result.images[0]
