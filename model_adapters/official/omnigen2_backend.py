@@ -13,8 +13,9 @@ from typing import Any
 
 from lmms_eval_unify.generation.worker_main import import_problems
 
-CHECKED_COMMIT: str | None = None
-"""The OmniGen2 commit this backend was checked against: none yet (no parity run against an official checkout)."""
+CHECKED_COMMIT: str | None = "0f72fa92564d9f8ba76f53fcc3c05aca2372458f"
+"""The OmniGen2 commit this backend was checked against (bench/parity/omnigen2.py, tiny weights on CPU: t2i, edit and
+chat identical to the official ``inference.py`` / ``inference_chat.py``)."""
 GENERATION = "omnigen2.pipelines.omnigen2.pipeline_omnigen2"
 CHAT = "omnigen2.pipelines.omnigen2.pipeline_omnigen2_chat"
 TRANSFORMER = "omnigen2.models.transformers.transformer_omnigen2"
