@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lmms_eval_unify.model_adapters.official.bagel_backend import CHECKED_COMMIT, WEIGHT_FILES
-from lmms_eval_unify.model_adapters.official_code import missing_official, official_backend, weights_folder
+from lmms_eval_unify.model_adapters.official_code import OfficialCode, weights_folder
 from PIL import Image
 
 from lmms_eval_unify.generation.adapter import (
@@ -29,8 +29,14 @@ from lmms_eval_unify.generation.adapter import (
     run_only,
 )
 
-CHECKOUT = ("BAGEL_REPO", "https://github.com/ByteDance-Seed/Bagel", "inferencer.py")
-BACKEND = "lmms_eval_unify.model_adapters.official.bagel_backend:BagelBackend"
+OFFICIAL = OfficialCode(
+    model_id="bagel",
+    env_var="BAGEL_REPO",
+    url="https://github.com/ByteDance-Seed/Bagel",
+    probe="inferencer.py",
+    backend="lmms_eval_unify.model_adapters.official.bagel_backend:BagelBackend",
+    checked_commit=CHECKED_COMMIT,
+)
 THINK_BLOCK = re.compile(r"<think>.*?</think>", re.DOTALL)
 
 
@@ -64,7 +70,7 @@ class Bagel(UnifiedModel):
     @classmethod
     def missing(cls, settings: BagelSettings) -> list[Missing]:
         return [
-            *missing_official(cls.model_id, settings, CHECKOUT, BACKEND, {}, CHECKED_COMMIT),
+            *OFFICIAL.missing(settings, {}),
             *missing_weights(cls.model_id, settings.pretrained, files=WEIGHT_FILES),
             *missing_device(cls.model_id, settings.device, needs_cuda=True),
         ]
@@ -76,7 +82,7 @@ class Bagel(UnifiedModel):
     def _load_backend(self) -> Any:
         weights = weights_folder(self.model_id, self.settings.pretrained, WEIGHT_FILES)
         configuration = {"weights": str(weights)}
-        return official_backend(self.model_id, self.settings, CHECKOUT, BACKEND, configuration, CHECKED_COMMIT)
+        return OFFICIAL.start(self.settings, configuration)
 
     def generation_settings(self, editing: bool) -> dict[str, Any]:
         """The official demo's diffusion settings for text-to-image or editing."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -51,15 +52,6 @@ def missing_checkout(model_id: str, repo_path: str | None, env_var: str, repo_ur
             )
         ]
     return []
-
-
-def official_checkout(model_id: str, repo_path: str | None, env_var: str, repo_url: str, probe: str) -> Path:
-    """The checkout named by the ``repo_path`` model argument or ``$env_var`` (the worker puts it first on its
-    ``sys.path``). ``probe`` is a file that must exist in it (relative path), so a wrong folder fails here."""
-    problems = missing_checkout(model_id, repo_path, env_var, repo_url, probe)
-    if problems:
-        raise MissingOfficialCode(f"{problems[0].what}: {problems[0].fix}")
-    return Path(str(repo_path or os.environ.get(env_var))).expanduser().resolve()
 
 
 def weights_folder(model_id: str, location: str, required: tuple[str, ...], argument: str = "pretrained") -> Path:
@@ -108,45 +100,44 @@ def other_commit_warning(model_id: str, root: Path, checked: str | None) -> str 
     )
 
 
-def missing_official(
-    model_id: str,
-    settings: Any,
-    checkout: tuple[str, str, str],
-    backend: str,
-    configuration: dict[str, Any],
-    checked_commit: str | None,
-) -> list[Missing]:
-    """The checkout (``checkout`` = environment variable, repository URL, probe file), the model's environment
-    and what the backend's own probe finds there (official modules, their dependencies, by-name checkpoints,
-    under a deadline); warns when the checkout is at another commit than ``checked_commit``."""
-    env_var, url, probe_file = checkout
-    problems = missing_checkout(model_id, settings.repo_path, env_var, url, probe_file)
-    problems += missing_environment(model_id, settings.env)
-    if problems:
-        return problems
-    root = Path(str(settings.repo_path or os.environ.get(env_var))).expanduser().resolve()
-    warning = other_commit_warning(model_id, root, checked_commit)
-    if warning:
-        logger.warning(warning)
-    return missing_in_environment(model_id, settings.env, backend, root, configuration)
+@dataclass(frozen=True)
+class OfficialCode:
+    """What an adapter runs of a model's official code: the checkout (named by the ``repo_path`` model argument
+    or ``$env_var``; ``probe`` is a file it must hold), the backend class ``MODULE:CLASS`` in
+    ``model_adapters/official/`` and the upstream commit that backend was checked against (``None``: none)."""
 
+    model_id: str
+    env_var: str
+    url: str
+    probe: str
+    backend: str
+    checked_commit: str | None
 
-def official_backend(
-    model_id: str,
-    settings: Any,
-    checkout: tuple[str, str, str],
-    backend: str,
-    configuration: dict[str, Any],
-    checked_commit: str | None,
-) -> Backend:
-    """The backend ``MODULE:CLASS`` built with ``configuration`` in the model's environment, the checkout first
-    on its ``sys.path``."""
-    env_var, url, probe_file = checkout
-    root = official_checkout(model_id, settings.repo_path, env_var, url, probe_file)
-    problems = missing_environment(model_id, settings.env)
-    if problems:
-        raise MissingOfficialCode(f"{problems[0].what}: {problems[0].fix}")
-    warning = other_commit_warning(model_id, root, checked_commit)
-    if warning:
-        logger.warning(warning)
-    return start_backend(model_id, settings.env, backend, root, configuration)
+    def _located(self, settings: Any) -> tuple[Path | None, list[Missing]]:
+        """The checkout and the model's environment, or what is missing of them; warns when the checkout is at
+        another commit than the checked one."""
+        problems = missing_checkout(self.model_id, settings.repo_path, self.env_var, self.url, self.probe)
+        problems += missing_environment(self.model_id, settings.env)
+        if problems:
+            return None, problems
+        root = Path(str(settings.repo_path or os.environ.get(self.env_var))).expanduser().resolve()
+        warning = other_commit_warning(self.model_id, root, self.checked_commit)
+        if warning:
+            logger.warning(warning)
+        return root, []
+
+    def missing(self, settings: Any, configuration: dict[str, Any]) -> list[Missing]:
+        """The checkout, the model's environment, and what the backend's own probe finds there (official modules,
+        their dependencies, by-name checkpoints; under a deadline, nothing built)."""
+        root, problems = self._located(settings)
+        if root is None:
+            return problems
+        return missing_in_environment(self.model_id, settings.env, self.backend, root, configuration)
+
+    def start(self, settings: Any, configuration: dict[str, Any]) -> Backend:
+        """The backend built with ``configuration`` in the model's environment, the checkout first on its
+        ``sys.path``."""
+        root, problems = self._located(settings)
+        if root is None:
+            raise MissingOfficialCode(f"{problems[0].what}: {problems[0].fix}")
+        return start_backend(self.model_id, settings.env, self.backend, root, configuration)

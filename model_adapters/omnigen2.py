@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lmms_eval_unify.model_adapters.official.omnigen2_backend import CHECKED_COMMIT
-from lmms_eval_unify.model_adapters.official_code import missing_official, official_backend
+from lmms_eval_unify.model_adapters.official_code import OfficialCode
 from PIL import Image
 
 from lmms_eval_unify.generation.adapter import (
@@ -27,12 +27,14 @@ from lmms_eval_unify.generation.adapter import (
     run_only,
 )
 
-CHECKOUT = (
-    "OMNIGEN2_REPO",
-    "https://github.com/VectorSpaceLab/OmniGen2",
-    "omnigen2/pipelines/omnigen2/pipeline_omnigen2.py",
+OFFICIAL = OfficialCode(
+    model_id="omnigen2",
+    env_var="OMNIGEN2_REPO",
+    url="https://github.com/VectorSpaceLab/OmniGen2",
+    probe="omnigen2/pipelines/omnigen2/pipeline_omnigen2.py",
+    backend="lmms_eval_unify.model_adapters.official.omnigen2_backend:OmniGen2Backend",
+    checked_commit=CHECKED_COMMIT,
 )
-BACKEND = "lmms_eval_unify.model_adapters.official.omnigen2_backend:OmniGen2Backend"
 NEGATIVE_PROMPT = (
     "(((deformed))), blurry, over saturation, bad anatomy, disfigured, poorly drawn face, mutation, mutated, "
     "(extra_limb), (ugly), (poorly drawn hands), fused fingers, messy drawing, broken legs censor, censored, "
@@ -66,7 +68,7 @@ class OmniGen2(UnifiedModel):
     @classmethod
     def missing(cls, settings: OmniGen2Settings) -> list[Missing]:
         return [
-            *missing_official(cls.model_id, settings, CHECKOUT, BACKEND, {}, CHECKED_COMMIT),
+            *OFFICIAL.missing(settings, {}),
             *missing_weights(cls.model_id, settings.pretrained, files=("model_index.json",)),
             *missing_device(cls.model_id, settings.device),
         ]
@@ -81,7 +83,7 @@ class OmniGen2(UnifiedModel):
             "device": str(self.device),
             "dtype": str(self.dtype).removeprefix("torch."),
         }
-        return official_backend(self.model_id, self.settings, CHECKOUT, BACKEND, configuration, CHECKED_COMMIT)
+        return OFFICIAL.start(self.settings, configuration)
 
     def _settings(self, prompt: str, images: list[Image.Image]) -> dict[str, Any]:
         """The official ``inference.py`` settings for one request."""

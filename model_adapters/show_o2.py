@@ -19,7 +19,7 @@ from typing import Any
 
 from lmms_eval_unify.model_adapters.hf_common import TEXT_ONLY_GENERATION_NOTE, OnceLogger
 from lmms_eval_unify.model_adapters.official.show_o2_backend import CHECKED_COMMIT
-from lmms_eval_unify.model_adapters.official_code import MissingOfficialCode, missing_official, official_backend
+from lmms_eval_unify.model_adapters.official_code import MissingOfficialCode, OfficialCode
 from PIL import Image
 
 from lmms_eval_unify.generation.adapter import (
@@ -33,8 +33,14 @@ from lmms_eval_unify.generation.adapter import (
     run_only,
 )
 
-CHECKOUT = ("SHOW_O2_REPO", "https://github.com/showlab/Show-o (folder show-o2)", "models/__init__.py")
-BACKEND = "lmms_eval_unify.model_adapters.official.show_o2_backend:ShowO2Backend"
+OFFICIAL = OfficialCode(
+    model_id="show_o2",
+    env_var="SHOW_O2_REPO",
+    url="https://github.com/showlab/Show-o (folder show-o2)",
+    probe="models/__init__.py",
+    backend="lmms_eval_unify.model_adapters.official.show_o2_backend:ShowO2Backend",
+    checked_commit=CHECKED_COMMIT,
+)
 DEFAULT_CONFIG = "configs/showo2_1.5b_demo_432x432.yaml"
 
 
@@ -71,7 +77,7 @@ class ShowO2(UnifiedModel):
     def missing(cls, settings: ShowO2Settings) -> list[Missing]:
         probe = {"config": settings.config}
         return [
-            *missing_official(cls.model_id, settings, CHECKOUT, BACKEND, probe, CHECKED_COMMIT),
+            *OFFICIAL.missing(settings, probe),
             *missing_weight_file(cls.model_id, settings.vae_path, "vae_path", VAE_FILE),
             *missing_weights(cls.model_id, settings.pretrained, files=("config.json",)),
             *missing_device(cls.model_id, settings.device),
@@ -93,7 +99,7 @@ class ShowO2(UnifiedModel):
             "device": str(self.device),
             "dtype": str(self.dtype).removeprefix("torch."),
         }
-        return official_backend(self.model_id, self.settings, CHECKOUT, BACKEND, configuration, CHECKED_COMMIT)
+        return OFFICIAL.start(self.settings, configuration)
 
     def understand(self, images: list[Image.Image], prompt: str, **decoding: Any) -> str:
         if not images:
