@@ -1,11 +1,22 @@
 """Emu3 (BAAI) through transformers' native ``Emu3ForConditionalGeneration``: two checkpoints.
 
 Emu3 ships an understanding checkpoint (``BAAI/Emu3-Chat-hf``) and a generation checkpoint
-(``BAAI/Emu3-Gen-hf``); the adapter loads both (once, when they are the same path). Generation follows
-the model card: the processor appends ``boi H*W <image wrapper>`` for a latent grid of ``image_area``
-pixels, decoding is constrained to visual tokens with an end-of-line token every ``W + 1`` positions and the
-closing ``eof eoi eos`` tokens, classifier-free guidance uses the card's negative prompt, and
-``decode_image_tokens`` (keyword-only in transformers 5) returns channels-first pixels in [-1, 1].
+(``BAAI/Emu3-Gen-hf``); the adapter loads both (once, when they are the same path). Everything follows BAAI's
+own scripts (baaivision/Emu3 f6ea9aa: ``multimodal_understanding.py``, ``image_generation.py``, measured by
+bench/parity/emu3.py) where the transformers port departs from them:
+
+* the prompt is the official processor's template, ``You are a helpful assistant. USER: <image…>{prompt}.
+  ASSISTANT:`` (the converted checkpoints' chat template drops the system line and the period);
+* the tokenizer splits text with Qwen's pre-tokenizer regex, as the official tiktoken tokenizer does (the
+  conversion keeps GPT-2's, which groups digits: the generation prefix ``90*90`` tokenizes differently);
+* the vision tokenizer (VQ) runs in float32 on float32 pixels and the language model's logits are float32, as in
+  the official code (the port loads one dtype for the whole checkpoint);
+* generation: the processor appends ``boi H*W <image wrapper>`` for a latent grid of ``image_area`` pixels, the
+  classifier-free-guidance negative prompt is built by the same processor call (so it carries that prefix too),
+  decoding is constrained to visual tokens with an end-of-line token every ``W + 1`` positions and the closing
+  ``eof eoi eos`` tokens, the checkpoint's top-k (2048 for Emu3-Gen) applies before each draw, and
+  ``decode_image_tokens`` returns channels-first pixels in [-1, 1].
+
 Emu3-Gen cannot edit: input images of a generation request are not given to the generator (logged once).
 """
 
@@ -19,8 +30,8 @@ from lmms_eval_unify.model_adapters.hf_common import (
     TEXT_ONLY_GENERATION_NOTE,
     OnceLogger,
     SeededRowSampler,
-    chat_messages,
     decode_new_tokens,
+    sampling_warpers,
     signed_pixels_to_pil,
 )
 from PIL import Image
@@ -44,6 +55,20 @@ NEGATIVE_PROMPT = (
     "quality, low quality, normal quality, jpeg artifacts, signature, watermark, username, blurry."
 )
 POSITIVE_SUFFIX = " masterpiece, film grained, best quality."
+
+
+def use_qwen_pretokenizer(tokenizer: Any) -> None:
+    """Split text as the official tiktoken tokenizer does, with Qwen's regex (one digit per piece) instead of the
+    GPT-2 regex transformers' conversion keeps (digits grouped), then byte-level as before."""
+    from tokenizers import Regex, pre_tokenizers
+    from transformers.models.qwen2.tokenization_qwen2 import PRETOKENIZE_REGEX
+
+    tokenizer.backend_tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
+        [
+            pre_tokenizers.Split(Regex(PRETOKENIZE_REGEX), behavior="isolated", invert=False),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ]
+    )
 
 
 class VisualTokenConstraint:
@@ -124,24 +149,41 @@ class Emu3(UnifiedModel):
 
         processor = Emu3Processor.from_pretrained(path)
         processor.tokenizer.padding_side = "left"
-        model = Emu3ForConditionalGeneration.from_pretrained(path, dtype=self.dtype).to(self.device).eval()
+        use_qwen_pretokenizer(processor.tokenizer)
+        model = Emu3ForConditionalGeneration.from_pretrained(path, dtype=torch.float32).to(self.device).eval()
+        # The VQ stays float32, as the official vision tokenizer. Only the language model's parameters take the
+        # run's dtype: its rotary frequencies stay float32, as when the whole checkpoint loads in that dtype.
+        for parameter in [*model.model.text_model.parameters(), *model.lm_head.parameters()]:
+            parameter.data = parameter.data.to(self.dtype)
+        model.lm_head.register_forward_hook(lambda module, args, logits: logits.float())  # official: logits.float()
         return processor, model
 
-    def _prompt(self, images: list[Image.Image], prompt: str) -> str:
-        """The checkpoint's chat template when it has one, else the model card's ``USER: … ASSISTANT:`` form."""
-        if self.processor.chat_template:
-            return self.processor.apply_chat_template(chat_messages(images, prompt), add_generation_prompt=True)
-        return f"You are a helpful assistant. USER: {'<image>' * len(images)}{prompt} ASSISTANT:"
+    @staticmethod
+    def _prompt(images: list[Image.Image], prompt: str) -> str:
+        """The official processor's template (``processing_emu3.py``'s ``chat_template``)."""
+        return f"You are a helpful assistant. USER: {'<image>' * len(images)}{prompt}. ASSISTANT:"
 
     @torch.inference_mode()
     def understand_batch(self, batch: list[tuple[list[Image.Image], str]], **decoding: Any) -> list[str]:
         texts = [self._prompt(images, prompt) for images, prompt in batch]
         images = [image for item_images, _ in batch for image in item_images] or None
         inputs = self.processor(text=texts, images=images, padding=True, return_tensors="pt")
-        inputs = inputs.to(self.device, dtype=self.dtype)
+        inputs = inputs.to(self.device)  # pixels stay float32 for the float32 VQ
         with seeded(int(decoding.get("seed", self.seed)), self.device):
             output = self.model.generate(**inputs, **decoding_options(decoding, self.settings.max_new_tokens))
         return decode_new_tokens(self.processor, output, inputs["input_ids"].shape[1])
+
+    def generation_inputs(self, texts: list[str]) -> Any:
+        """``texts`` through the generation processor in image-generation mode, as ``image_generation.py`` builds
+        both its positive and its negative inputs: each ends with ``boi H*W <image wrapper>``."""
+        return self.gen_processor(
+            text=texts,
+            return_for_image_generation=True,
+            image_area=self.settings.image_area,
+            ratio=self.settings.ratio,
+            padding=True,
+            return_tensors="pt",
+        ).to(self.device)
 
     def understand(self, images: list[Image.Image], prompt: str, **decoding: Any) -> str:
         return self.understand_batch([(images, prompt)], **decoding)[0]
@@ -157,19 +199,15 @@ class Emu3(UnifiedModel):
             n = max(len(images) for _, images, _ in batch)
             self._notes.warn(TEXT_ONLY_GENERATION_NOTE.format(model=self.model_id, n=n))
         processor, model = self.gen_processor, self.gen_model
-        inputs = processor(
-            text=[prompt + POSITIVE_SUFFIX for prompt, _, _ in batch],
-            return_for_image_generation=True,
-            image_area=self.settings.image_area,
-            ratio=self.settings.ratio,
-            padding=True,
-            return_tensors="pt",
+        inputs, negative = (
+            self.generation_inputs([prompt + POSITIVE_SUFFIX for prompt, _, _ in batch]),
+            self.generation_inputs([NEGATIVE_PROMPT] * len(batch)),
         )
         height, width = (int(v) for v in inputs.pop("image_sizes")[0])
-        inputs = inputs.to(self.device)
-        negative = processor(text=[NEGATIVE_PROMPT] * len(batch), return_tensors="pt").to(self.device)
+        negative.pop("image_sizes")
         constraint = VisualTokenConstraint(processor.tokenizer, model.vocabulary_mapping.image_tokens, height, width)
-        sampler = SeededRowSampler([int(decoding["seed"]) for _, _, decoding in batch], self.device)
+        seeds = [int(decoding["seed"]) for _, _, decoding in batch]
+        sampler = SeededRowSampler(seeds, self.device, warpers=sampling_warpers(model.generation_config))
         output = model.generate(
             **inputs,
             max_new_tokens=(width + 1) * height + 3,

@@ -15,11 +15,13 @@ TEXT_ONLY_GENERATION_NOTE = (
 
 
 def signed_pixels_to_pil(pixels: torch.Tensor, channels_first: bool) -> Image.Image:
-    """One decoded image with values in [-1, 1] (``CHW`` or ``HWC``) as an RGB PIL image."""
+    """One decoded image with values in [-1, 1] (``CHW`` or ``HWC``) as an RGB PIL image, converted to 8 bits as
+    both official scripts do: ``clip((x + 1) / 2 * 255, 0, 255)`` truncated to ``uint8`` (Janus
+    ``generation_inference.py:101-104``, Emu3 ``astype(np.uint8)``), not rounded."""
     array = pixels.detach().float().cpu()
     if channels_first:
         array = array.permute(1, 2, 0)
-    array = ((array + 1) / 2 * 255).clamp(0, 255).round().to(torch.uint8).numpy()
+    array = ((array + 1) / 2 * 255).clamp(0, 255).to(torch.uint8).numpy()
     return Image.fromarray(array)
 
 
@@ -51,6 +53,9 @@ class SeededRowSampler:
     """A logits processor that samples each row with its own seeded generator and returns scores that leave
     only the sampled token, so ``generate``'s own draw keeps it.
 
+    ``warpers`` (:func:`sampling_warpers`) run first: ``generate`` appends its own temperature/top-k/top-p after
+    custom processors, where a sampler that already drew would make them void.
+
     It lets one batched ``generate`` call give every image the tokens its per-sample seed gives alone:
     ``torch.multinomial`` on row i with a generator seeded ``seeds[i]`` draws what the global generator seeded
     ``seeds[i]`` draws for a batch of one. Placed last among the processors it sees the final scores. With
@@ -58,14 +63,23 @@ class SeededRowSampler:
     unconditional rows), as Janus's image loop produces them.
     """
 
-    def __init__(self, seeds: list[int], device: torch.device, guidance_scale: float | None = None) -> None:
+    def __init__(
+        self,
+        seeds: list[int],
+        device: torch.device,
+        guidance_scale: float | None = None,
+        warpers: Any = None,
+    ) -> None:
         self.guidance_scale = guidance_scale
+        self.warpers = warpers
         self.generators = [torch.Generator(device=device).manual_seed(int(seed)) for seed in seeds]
 
     def __call__(self, input_ids: torch.Tensor, scores: torch.Tensor) -> torch.Tensor:
         if self.guidance_scale is not None:
             conditional, unconditional = scores.split(scores.shape[0] // 2, dim=0)
             scores = unconditional + (conditional - unconditional) * self.guidance_scale
+        if self.warpers is not None:
+            scores = self.warpers(input_ids, scores)
         probs = torch.softmax(scores, dim=-1)
         tokens = torch.cat(
             [torch.multinomial(probs[i : i + 1], 1, generator=g) for i, g in enumerate(self.generators)]
@@ -73,3 +87,18 @@ class SeededRowSampler:
         only_sampled = torch.full_like(scores, float("-inf"))
         only_sampled[torch.arange(len(tokens), device=tokens.device), tokens] = 0.0
         return only_sampled
+
+
+def sampling_warpers(generation_config: Any) -> Any:
+    """The temperature, top-k and top-p warpers ``generate`` would apply for ``generation_config`` when sampling,
+    in its order, for a :class:`SeededRowSampler` to apply before it draws."""
+    from transformers import LogitsProcessorList, TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
+
+    warpers = LogitsProcessorList()
+    if generation_config.temperature is not None and generation_config.temperature != 1.0:
+        warpers.append(TemperatureLogitsWarper(generation_config.temperature))
+    if generation_config.top_k:
+        warpers.append(TopKLogitsWarper(top_k=generation_config.top_k))
+    if generation_config.top_p is not None and generation_config.top_p < 1.0:
+        warpers.append(TopPLogitsWarper(top_p=generation_config.top_p))
+    return warpers

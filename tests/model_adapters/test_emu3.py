@@ -89,10 +89,9 @@ def test_seeded_sampler_draws_what_transformers_draws_alone(emu3):
     from lmms_eval_unify.generation.adapter import seeded
 
     processor, model = emu3.gen_processor, emu3.gen_model
-    inputs = processor(text=["a maze" + POSITIVE_SUFFIX], return_for_image_generation=True,
-                       image_area=emu3.settings.image_area, ratio=emu3.settings.ratio, return_tensors="pt")  # fmt: skip
+    inputs, negative = emu3.generation_inputs(["a maze" + POSITIVE_SUFFIX]), emu3.generation_inputs([NEGATIVE_PROMPT])
     height, width = (int(v) for v in inputs.pop("image_sizes")[0])
-    negative = processor(text=[NEGATIVE_PROMPT], return_tensors="pt")
+    negative.pop("image_sizes")
     constraint = VisualTokenConstraint(processor.tokenizer, model.vocabulary_mapping.image_tokens, height, width)
     with torch.inference_mode(), seeded(1, emu3.device):
         output = model.generate(**inputs, max_new_tokens=(width + 1) * height + 3, do_sample=True,
