@@ -14,7 +14,7 @@ bench/parity/emu3.py) where the transformers port departs from them:
 * generation: the processor appends ``boi H*W <image wrapper>`` for a latent grid of ``image_area`` pixels, the
   classifier-free-guidance negative prompt is built by the same processor call (so it carries that prefix too),
   decoding is constrained to visual tokens with an end-of-line token every ``W + 1`` positions and the closing
-  ``eof eoi eos`` tokens, the checkpoint's top-k (2048 for Emu3-Gen) applies before each draw, and
+  ``eof eoi eos`` tokens, the official top-k (2048) applies before each draw, and
   ``decode_image_tokens`` returns channels-first pixels in [-1, 1].
 
 Emu3-Gen cannot edit: input images of a generation request are not given to the generator (logged once).
@@ -105,6 +105,9 @@ class Emu3Settings(ModelSettings):
     pretrained_gen: str = "BAAI/Emu3-Gen-hf"
     """Generation checkpoint (loaded once when it is ``pretrained``)."""
     guidance_scale: float = 3.0
+    """Classifier-free guidance (``image_generation.py:34``)."""
+    top_k: int = 2048
+    """Image tokens are drawn from the ``top_k`` most likely (``image_generation.py:55``)."""
     image_area: int = 720 * 720
     ratio: str = "1:1"
     max_new_tokens: int | None = None
@@ -207,7 +210,7 @@ class Emu3(UnifiedModel):
         negative.pop("image_sizes")
         constraint = VisualTokenConstraint(processor.tokenizer, model.vocabulary_mapping.image_tokens, height, width)
         seeds = [int(decoding["seed"]) for _, _, decoding in batch]
-        sampler = SeededRowSampler(seeds, self.device, warpers=sampling_warpers(model.generation_config))
+        sampler = SeededRowSampler(seeds, self.device, warpers=sampling_warpers(top_k=self.settings.top_k))
         output = model.generate(
             **inputs,
             max_new_tokens=(width + 1) * height + 3,

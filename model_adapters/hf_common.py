@@ -89,16 +89,16 @@ class SeededRowSampler:
         return only_sampled
 
 
-def sampling_warpers(generation_config: Any) -> Any:
-    """The temperature, top-k and top-p warpers ``generate`` would apply for ``generation_config`` when sampling,
-    in its order, for a :class:`SeededRowSampler` to apply before it draws."""
+def sampling_warpers(temperature: float | None = None, top_k: int | None = None, top_p: float | None = None) -> Any:
+    """The temperature, top-k and top-p warpers ``generate`` would build for these settings when sampling, in its
+    order, for a :class:`SeededRowSampler` to apply before it draws."""
     from transformers import LogitsProcessorList, TemperatureLogitsWarper, TopKLogitsWarper, TopPLogitsWarper
 
     warpers = LogitsProcessorList()
-    if generation_config.temperature is not None and generation_config.temperature != 1.0:
-        warpers.append(TemperatureLogitsWarper(generation_config.temperature))
-    if generation_config.top_k:
-        warpers.append(TopKLogitsWarper(top_k=generation_config.top_k))
-    if generation_config.top_p is not None and generation_config.top_p < 1.0:
-        warpers.append(TopPLogitsWarper(top_p=generation_config.top_p))
+    if temperature is not None and temperature != 1.0:
+        warpers.append(TemperatureLogitsWarper(temperature))
+    if top_k:
+        warpers.append(TopKLogitsWarper(top_k=top_k))
+    if top_p is not None and top_p < 1.0:
+        warpers.append(TopPLogitsWarper(top_p=top_p))
     return warpers
