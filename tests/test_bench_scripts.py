@@ -181,3 +181,102 @@ def test_every_bench_script_is_run_by_a_test():
     source = Path(__file__).read_text()
     run = set(re.findall(r'BENCH / "(\w+\.py)"', source)) | set(re.findall(r'run_bench\("(\w+\.py)"', source))
     assert {s.name for s in SCRIPTS} - run == set()
+
+
+# --- bench/gpu_validation.py: the device script for the first lent GPU (issue 30 item 6) ---------------------
+
+
+def gpu_validation() -> dict:
+    """The script's module-level names (constants, the pure requirement closure, the output parsers)."""
+    return runpy.run_path(str(BENCH / "gpu_validation.py"), run_name="gpu_validation_under_test")
+
+
+FAKE_INDEX = {
+    "root": ("1.0", ["a>=1", "b; python_version < '3.12'", "c[x]", "d; extra == 'test'", "old-here<2",
+                     "new-here>=1", "unknown-capped<3", "unknown-open>=1", "unneeded"]),
+    "a": ("1.5", ["e; sys_platform == 'win32'", "f; python_version >= '3.12'", "Old_Here"]),
+    "c": ("2.0", ["g; extra == 'x'", "h; extra == 'y'"]),
+    "f": ("1.0", []), "g": ("1.0", ["a>=2"]), "old-here": ("1.9", []), "unknown-capped": ("2.5", []),
+    "new-here": ("1.3", []),
+}  # fmt: skip
+"""name -> (version, Requires-Dist) of a fake index."""
+FAKE_DEVICE = {"old-here": "2.1", "new-here": "1.2", "unknown-capped": None, "unknown-open": None}
+
+
+def fake_closure(**options):
+    asked = []
+
+    def metadata(name, specifier):
+        asked.append(name)
+        return FAKE_INDEX[name]
+
+    found = gpu_validation()["closure"](["root"], metadata, FAKE_DEVICE, prune=["unneeded"], **options)
+    return found, asked
+
+
+def test_gpu_validation_closure_follows_markers_and_extras_for_cpython_312_on_linux():
+    found, asked = fake_closure()
+    # b: python < 3.12; d: extra 'test' not asked; e: win32 only; h: extra 'y' not asked
+    assert set(found.carry) == {"root", "a", "c", "f", "g", "old-here", "unknown-capped"}
+    assert found.carry["a"] == "1.5" and sorted(asked) == sorted(found.carry)  # each name read once
+    assert found.required_by["g"] == {"c[x]"} and found.required_by["old-here"] == {"root", "a"}
+
+
+def test_gpu_validation_closure_leaves_satisfying_device_packages_and_prunes_the_unneeded():
+    found, _ = fake_closure()
+    assert set(found.present) == {"new-here", "unknown-open"}  # 1.2 >= 1; unknown but only a lower bound
+    assert "1.2 satisfies" in found.present["new-here"] and "unknown" in found.present["unknown-open"]
+    assert "old-here" in found.carry  # the device's 2.1 is excluded by <2
+    assert "unknown-capped" in found.carry  # unknown version under an upper bound: carried to be sure
+    assert found.pruned == {"unneeded": ["root"]}
+    assert found.conflicts == ["a 1.5 chosen, but g requires '>=1,>=2'"]  # seen after a was chosen
+
+
+def test_gpu_validation_closure_carries_a_forced_device_package():
+    found, _ = fake_closure(force=["New_Here"])
+    assert found.carry["new-here"] == "1.3" and "new-here" not in found.present
+
+
+def test_gpu_validation_device_lists_are_canonical_and_the_run_needs_no_network_package_twice():
+    names = gpu_validation()
+    assert all(name == names["canonical"](name) for name in names["DEVICE_PACKAGES"] | set(names["DEVICE_VERSIONS"]))
+    assert not set(names["NOT_NEEDED"]) & {"lmms-eval", "transformers", "diffusers", "datasets", "open-clip-torch"}
+    assert re.fullmatch(r"\d{4}-\d\d-\d\d", names["DEVICE_PACKAGES_DATE"])
+
+
+def test_gpu_validation_reads_each_bench_figure():
+    names = gpu_validation()
+    line = (
+        "janus_pro tiny on cpu (torch.float32), 6 images of 8 px: batch 1 54.4 img/s (0.0184 s/img), "
+        "batch 3 148 img/s (0.00677 s/img), ratio 2.72; batched == one-by-one for 5/6 images (max pixel difference 3)"
+    )
+    figure, status, details = names["parse_generation"](line, Path())
+    assert details["ratio"] == "2.72" and status == "differs" and "5/6" in figure
+    figure, status, _ = names["parse_parity"](
+        "qwen_image_edit: 1/2 identical\nx\nqwen_image_edit: 4/4 identical\n", Path()
+    )
+    assert (figure, status) == ("qwen_image_edit: 4/4 identical", "ok")
+    assert names["parse_parity"]("Traceback ...", Path())[1].startswith("failed: ")
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_gpu_validation_smoke_run_prints_one_table_with_a_figure_or_a_reason_per_step(tmp_path):
+    """The device script at tiny sizes on this CPU (no wheels carried): every step is a row; the three steps that
+    need no official checkout give their figure, the official-code parities say why they were skipped."""
+    out = tmp_path / "out"
+    command = [sys.executable, str(BENCH / "gpu_validation.py"), "run", "--device", "cpu", "--smoke", "--out",
+               str(out), "--wheels", str(tmp_path / "no_wheels"), "--site", str(tmp_path / "site")]  # fmt: skip
+    done = subprocess.run(command, env=offline_env(tmp_path), capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-3000:]
+    names = gpu_validation()
+    rows = {row["step"]: row for row in json.loads((out / "gpu_validation.json").read_text())["rows"]}
+    for step in names["STEPS"]:
+        assert rows[step.name]["figure"] and rows[step.name]["status"] == "ok", rows[step.name]
+        assert rows[step.name]["device"] == "cpu"
+    for model in names["OFFICIAL"]:
+        assert rows[f"parity: {model} (official code)"]["status"].startswith("skipped: ")
+    assert all(row["figure"] or row["status"].startswith(("skipped: ", "failed: ")) for row in rows.values())
+    table = done.stdout.split("| step | device | figure | status | s |")
+    assert len(table) == 2 and all(f"| {name} |" in table[1] for name in rows)  # one table, every row
+    assert (out / "gpu_validation.md").read_text().count("\n| ") == len(rows) + 1
