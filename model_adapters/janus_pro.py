@@ -22,7 +22,7 @@ from lmms_eval_unify.model_adapters.hf_common import (
     signed_pixels_to_pil,
 )
 from PIL import Image
-from transformers import LogitsProcessorList
+from transformers import DynamicCache, LogitsProcessorList
 
 from lmms_eval_unify.generation.adapter import (
     UNDERSTAND_AND_GENERATE,
@@ -76,8 +76,30 @@ class JanusPro(UnifiedModel):
         self.processor = JanusProcessor.from_pretrained(self.settings.pretrained)
         self.processor.tokenizer.padding_side = "left"
         self.model = JanusForConditionalGeneration.from_pretrained(self.settings.pretrained, dtype=self.dtype)
-        self.model.to(self.device).eval()
+        # The official scripts cast the loaded model with .to(bfloat16), buffers included (the rotary inv_freq);
+        # from_pretrained(dtype=) alone keeps that buffer float32, and bf16 answers then part from the official.
+        self.model.to(self.device, self.dtype).eval()
         self._notes = OnceLogger()
+
+    def official_square(self, image: Image.Image) -> Image.Image:
+        """``image`` sized as deepseek-ai/Janus's ``VLMImageProcessor.resize`` sizes it
+        (``janus/models/image_processing_vlm.py:127-156``): the longest side to the model's image size, the other
+        truncated (at least ``min_size``), bicubic, centred on a square of the mean colour. transformers'
+        processor rounds the short side instead (a row more or less), so it gets the official square, which it
+        leaves as it is."""
+        import torchvision.transforms.functional as tvf
+
+        processor = self.processor.image_processor
+        side, (width, height) = int(processor.size["height"]), image.size
+        longest = max(width, height)
+        size = [
+            max(int(height / longest * side), processor.min_size),
+            max(int(width / longest * side), processor.min_size),
+        ]
+        resized = tvf.resize(image.convert("RGB"), size, interpolation=tvf.InterpolationMode.BICUBIC, antialias=True)
+        square = Image.new("RGB", (max(resized.size),) * 2, tuple(int(x * 255) for x in processor.image_mean))
+        square.paste(resized, ((square.width - resized.width) // 2, (square.height - resized.height) // 2))
+        return square
 
     def _prompt(self, images: list[Image.Image], prompt: str) -> str:
         return self.processor.apply_chat_template(chat_messages(images, prompt), add_generation_prompt=True)
@@ -91,7 +113,7 @@ class JanusPro(UnifiedModel):
     @torch.inference_mode()
     def understand_batch(self, batch: list[tuple[list[Image.Image], str]], **decoding: Any) -> list[str]:
         texts = [self._prompt(images, prompt) for images, prompt in batch]
-        images = [image for item_images, _ in batch for image in item_images]
+        images = [self.official_square(image) for item_images, _ in batch for image in item_images]
         inputs = self._inputs(texts, images, "text")
         with seeded(int(decoding.get("seed", self.seed)), self.device):
             output = self.model.generate(
@@ -117,6 +139,7 @@ class JanusPro(UnifiedModel):
         tokens = self.model.generate(
             **inputs,
             generation_mode="image",
+            cache=DynamicCache(config=self.model.config.get_text_config()),  # the official loop's cache
             do_sample=True,
             temperature=self.settings.image_temperature,
             guidance_scale=1.0,  # guidance is applied by the sampler, before its per-row draw
