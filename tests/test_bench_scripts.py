@@ -2,6 +2,7 @@
 bench measures a real (small) offline run end to end."""
 
 import json
+import os
 import re
 import runpy
 import subprocess
@@ -280,3 +281,34 @@ def test_gpu_validation_smoke_run_prints_one_table_with_a_figure_or_a_reason_per
     table = done.stdout.split("| step | device | figure | status | s |")
     assert len(table) == 2 and all(f"| {name} |" in table[1] for name in rows)  # one table, every row
     assert (out / "gpu_validation.md").read_text().count("\n| ") == len(rows) + 1
+
+
+# --- bench/adapter_parity.py: each adapter against its model's own code (issue 30 item 2) ------------------
+PARITY_MODULES = sorted(p for p in (BENCH / "parity").glob("*.py") if p.name != "__init__.py")
+
+
+@pytest.mark.parametrize("module", PARITY_MODULES, ids=lambda p: p.name)
+def test_parity_modules_import_and_say_how_to_run_them(module: Path, monkeypatch):
+    monkeypatch.syspath_prepend(str(BENCH))
+    namespace = runpy.run_path(str(module), run_name="bench_import_check")
+    assert namespace["__doc__"] and "python bench/" in namespace["__doc__"] and callable(namespace["main"])
+
+
+@pytest.mark.subprocess
+@pytest.mark.parametrize("model", ["show_o2", "omnigen2", "janus_pro", "emu3"])
+def test_adapter_parity_names_a_folder_that_is_not_the_official_checkout(model, tmp_path):
+    """CI cannot fetch the official code: what it can check is that a wrong or missing checkout is named."""
+    bench = [sys.executable, str(BENCH / "adapter_parity.py"), "--model", model, "--official", str(tmp_path)]
+    done = subprocess.run(bench, capture_output=True, text=True, timeout=300)
+    assert done.returncode != 0 and "Traceback" not in done.stderr
+    assert f"{tmp_path} is not a checkout of https://github.com/" in done.stderr
+
+
+@pytest.mark.slow
+@pytest.mark.subprocess
+def test_adapter_parity_of_qwen_image_edit_is_identical_to_the_model_cards_call(tmp_path):
+    """The one parity bench whose reference is installed here (diffusers' pipeline, the model card's call)."""
+    bench = [sys.executable, str(BENCH / "adapter_parity.py"), "--model", "qwen_image_edit", "--work", str(tmp_path)]
+    done = subprocess.run(bench, capture_output=True, text=True, timeout=900, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.strip().splitlines()[-1] == "qwen_image_edit: 4/4 identical", done.stdout

@@ -96,6 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--work", type=Path, help="scratch folder (default: a temporary one)")
     parser.add_argument("--device", default="cpu")
+    parser.add_argument("--official", type=Path, help="unused: the reference is the installed diffusers pipeline")
+    parser.add_argument("--env", help="unused: the adapter runs in this environment")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory() as scratch:
         results = checks(None, args.work or Path(scratch), None, args.device)
