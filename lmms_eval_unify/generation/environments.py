@@ -24,28 +24,27 @@ from pathlib import Path
 
 from lmms_eval_unify.generation.worker import MODEL_ENVS_ENV, model_envs_root
 
-PINS_DIR = Path(__file__).resolve().parents[2] / "model_adapters" / "environments"
-"""Where the adapters keep each official-code model's pins (installed as ``lmms_eval_unify.model_adapters``)."""
 SHARED = ("torch", "torchvision", "numpy", "pillow")
 """Evaluator packages the environment must keep sharing: pip is held to their installed versions."""
 MARKER = "lmms_eval_unify_env.json"
 EVALUATOR_PTH = "_lmms_eval_unify_evaluator.pth"
 
 
+def pins_dir() -> Path:
+    """Where the adapters keep each official-code model's pins (``model_adapters/environments/``, installed under
+    ``lmms_eval_unify.model_adapters``)."""
+    from importlib.resources import files
+
+    return Path(str(files("lmms_eval_unify.model_adapters") / "environments"))
+
+
 def pins_file(model_id: str) -> Path:
     """The pins of ``model_id``'s official code (``model_adapters/environments/<model_id>.txt``)."""
-    candidates = [PINS_DIR / f"{model_id}.txt"]
-    try:
-        from importlib.resources import files
-
-        candidates.append(Path(str(files("lmms_eval_unify.model_adapters") / "environments" / f"{model_id}.txt")))
-    except ModuleNotFoundError:
-        pass
-    for path in candidates:
-        if path.is_file():
-            return path
-    known = sorted(p.stem for p in PINS_DIR.glob("*.txt"))
-    raise SystemExit(f"no pins for {model_id!r}: the models with an environment of their own are {', '.join(known)}")
+    path = pins_dir() / f"{model_id}.txt"
+    if not path.is_file():
+        known = ", ".join(sorted(p.stem for p in pins_dir().glob("*.txt")))
+        raise SystemExit(f"no pins for {model_id!r}: the models with an environment of their own are {known}")
+    return path
 
 
 def shared_constraints() -> list[str]:

@@ -14,7 +14,7 @@ from lmms_eval_unify.model_adapters.official.show_o2_backend import (
 )
 from lmms_eval_unify.model_adapters.official_code import other_commit_warning
 
-from lmms_eval_unify.generation.environments import PINS_DIR, pins_file
+from lmms_eval_unify.generation.environments import pins_dir, pins_file
 from lmms_eval_unify.integration.plugin import MODELS
 
 OFFICIAL_CODE_MODELS = ("show_o2", "bagel", "omnigen2")
@@ -67,7 +67,7 @@ def test_omnigen2_model_code_imports_with_triton_switched_off_without_a_gpu(tmp_
 
 
 def test_every_official_code_adapter_has_pins_and_every_pins_file_an_adapter():
-    assert sorted(path.stem for path in PINS_DIR.glob("*.txt")) == sorted(OFFICIAL_CODE_MODELS)
+    assert sorted(path.stem for path in pins_dir().glob("*.txt")) == sorted(OFFICIAL_CODE_MODELS)
     for model in OFFICIAL_CODE_MODELS:
         assert model in MODELS and pins_file(model).is_file()
         pins = [line for line in pins_file(model).read_text().splitlines() if line and not line.startswith("#")]
