@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import importlib.util
 import json
 import os
 import re
@@ -48,6 +49,10 @@ import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
+
+_COMMON = importlib.util.spec_from_file_location("parity_common", Path(__file__).resolve().with_name("common.py"))
+common = sys.modules[_COMMON.name] = importlib.util.module_from_spec(_COMMON)  # loaded by path: see common.py
+_COMMON.loader.exec_module(common)
 
 HERE = Path(__file__).resolve()
 PINS = HERE.parent / "envs" / "emu3.txt"
@@ -471,12 +476,7 @@ def run_official(env: str, official: Path, work: Path, name: str, script: str, s
     shutil.rmtree(run, ignore_errors=True)
     (run / "capture").mkdir(parents=True)
     shim = work / "shim"
-    shim.mkdir(exist_ok=True)
-    (shim / "sitecustomize.py").write_text(
-        "import importlib.util\n"
-        f"spec = importlib.util.spec_from_file_location('_emu3_parity', {str(HERE)!r})\n"
-        "module = importlib.util.module_from_spec(spec)\nspec.loader.exec_module(module)\nmodule.install_recorder()\n"
-    )
+    common.write_sitecustomize(shim, "_emu3_parity", HERE, "install_recorder")
     stub = shim / "flash_attn"  # see FLASH_ATTN_STUB
     stub.mkdir(exist_ok=True)
     (stub / "__init__.py").write_text(f'"""{FLASH_ATTN_STUB}"""\n')
@@ -900,7 +900,7 @@ class Ours:
         model.decode_image_tokens = recorded_decode
 
     def float32_vq(self, hf: Path) -> Any:
-        """The checkpoint's VQ model loaded in float32 (the adapter's bf16 copy cannot be cast back)."""
+        """The checkpoint's VQ model loaded in float32 (the ``vq_fp32`` cause: float32 whatever the adapter loads)."""
         from safetensors.torch import load_file
         from transformers.models.emu3.modeling_emu3 import Emu3VQVAE
 
@@ -1095,10 +1095,7 @@ def checks(official: Path, work: Path, env: str | None) -> list[tuple[str, bool,
     )
     detail = f"{len(probes) - len(bad)}/{len(probes)} probe texts equal"
     if bad:
-        detail += (
-            f"; {examples}: the converted tokenizer splits with GPT-2's regex (digits grouped), the official "
-            "tiktoken one with Qwen's (one digit per piece), so '10*10' (the real 90*90) differs"
-        )
+        detail += f"; {examples}"
     detail += (
         f"; official split regex == transformers' Qwen2 PRETOKENIZE_REGEX: {build['pattern'] == PRETOKENIZE_REGEX}"
     )
@@ -1120,6 +1117,9 @@ def checks(official: Path, work: Path, env: str | None) -> list[tuple[str, bool,
     s_prompt = image_block_as_placeholder(tokenizer.decode(p_as["input_ids"][0]))
     rows.append(("understanding: prompt template", o_prompt == s_prompt, f"official {o_prompt!r} vs ours {s_prompt!r}"))
     pixels = p_as["pixel_values"][0].float()
+    vq_dtype = str(next(ours.adapter.model.model.vqmodel.parameters()).dtype).removeprefix("torch.")
+    ours_pixel_dtype = str(p_as["pixel_values"].dtype).removeprefix("torch.")
+    official_pixel_dtype = str(o_img["pixel_values"].dtype).removeprefix("torch.")
     diff = (
         (pixels - o_img["pixel_values"][0]).abs().max().item()
         if pixels.shape == o_img["pixel_values"][0].shape
@@ -1130,8 +1130,8 @@ def checks(official: Path, work: Path, env: str | None) -> list[tuple[str, bool,
             "understanding: pixel tensor",
             diff == 0,
             (
-                f"shape {tuple(pixels.shape)}, max abs diff {diff} (the adapter then casts it to bf16 for the bf16 "
-                "VQ model; the official VQ runs in float32)"
+                f"shape {tuple(pixels.shape)}, max abs diff {diff}; ours {ours_pixel_dtype} into a {vq_dtype} VQ "
+                f"model, official {official_pixel_dtype}"
             ),
         )
     )
@@ -1145,8 +1145,8 @@ def checks(official: Path, work: Path, env: str | None) -> list[tuple[str, bool,
             "understanding: VQ codes of the image",
             o_codes == s_codes,
             (
-                f"{n_bad}/{len(o_codes)} codes differ: the adapter loads the VQ model in bf16 (one dtype for the whole "
-                f"checkpoint) and casts the pixels to bf16; with a float32 VQ and float32 pixels "
+                f"{n_bad}/{len(o_codes)} codes differ with our {vq_dtype} VQ model on {ours_pixel_dtype} pixels; "
+                "with the checkpoint's VQ loaded in float32 "
                 f"{sum(a != b for a, b in zip(o_codes, f_codes, strict=False))}/{len(o_codes)} differ"
             ),
         )
@@ -1211,9 +1211,8 @@ def checks(official: Path, work: Path, env: str | None) -> list[tuple[str, bool,
             "generation: CFG negative prompt",
             o_neg_text == s_neg_text,
             (
-                f"official ends {o_neg_text[-45:]!r}, ours {s_neg_text[-45:]!r}: the official script builds the "
-                "negative prompt with the same processor call (mode 'G'), so it carries the image prefix; the "
-                "adapter (like the transformers model card) tokenizes the bare text"
+                f"official ends {o_neg_text[-45:]!r}, ours {s_neg_text[-45:]!r} (the official script builds the "
+                "negative prompt with the same processor call, mode 'G', so it carries the image prefix)"
             ),
         )
     )
@@ -1299,8 +1298,8 @@ def checks(official: Path, work: Path, env: str | None) -> list[tuple[str, bool,
             "generation + fixes: image array",
             bool((arr == o_png).all()),
             (
-                f"{int((arr != o_png).sum())}/{o_png.size} values differ: the adapter rounds ((x+1)/2*255), the "
-                "official postprocess truncates (astype(uint8)); truncating our float pixels leaves "
+                f"{int((arr != o_png).sum())}/{o_png.size} values differ; truncating our float pixels "
+                "((x+1)/2*255, astype(uint8) as the official postprocess) leaves "
                 f"{int((floor != o_png).sum())} values (the float row above) differing"
             ),
         )
@@ -1346,11 +1345,8 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"official: baaivision/Emu3 @ {commit.stdout.strip() or '?'}; CPU {cpu:.0f} s, wall {time.time() - clock:.0f} s"
     )
-    width = max(len(name) for name, _, _ in rows)
-    print(f"{'check'.ljust(width)}  identical  detail")
-    for name, same, detail in rows:
-        print(f"{name.ljust(width)}  {'yes' if same else 'NO':<9}  {detail}")
-    print(f"emu3: {sum(same for _, same, _ in rows)}/{len(rows)} identical")
+    common.print_checks(rows)
+    print(common.verdict("emu3", rows))
     return 0
 
 

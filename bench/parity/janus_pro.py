@@ -45,6 +45,7 @@ from __future__ import annotations
 import argparse
 import ast
 import hashlib
+import importlib.util
 import json
 import os
 import re
@@ -53,10 +54,15 @@ import shutil
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
+
+_COMMON = importlib.util.spec_from_file_location("parity_common", Path(__file__).resolve().with_name("common.py"))
+common = sys.modules[_COMMON.name] = importlib.util.module_from_spec(_COMMON)  # loaded by path: see common.py
+_COMMON.loader.exec_module(common)
+Check = tuple[str, bool, str]
 
 REPO = Path(__file__).resolve().parents[2]
 PINS = Path(__file__).resolve().parent / "envs" / "janus_pro.txt"
@@ -780,7 +786,7 @@ def run_ours(
 ) -> dict[str, Any]:
     """Our adapter's ``understand`` and ``generate_image`` (own draw, then ``forced`` tokens), observed. For
     diagnosis: ``pixel_values`` replaces the processor's pixel tensor; ``dynamic_cache`` gives the image
-    ``generate`` a ``DynamicCache`` (the official loop's cache) instead of the ``StaticCache`` it makes."""
+    ``generate`` a fresh ``DynamicCache`` (the official loop's cache) as its ``cache``."""
     import numpy
     import torch
     from lmms_eval_unify.model_adapters import janus_pro as module
@@ -856,39 +862,34 @@ def _short(text: str, limit: int = 90) -> str:
     return text if len(text) <= limit else text[: limit - 20] + " ... " + text[-15:]
 
 
-def first_difference(official: Any, ours: Any) -> int:
-    pairs = enumerate(zip(official, ours, strict=False))
-    return next((i for i, (a, b) in pairs if a != b), min(len(official), len(ours)))
-
-
-def compare_text(name: str, official: str, ours: str) -> tuple[str, bool, str]:
+def _compare_sequences(name: str, official: Any, ours: Any, equal: str, unequal: Callable[[int], str]) -> Check:
+    """``equal`` where the sequences are equal, else ``unequal(first differing index)``."""
     if official == ours:
-        return name, True, f"equal: {_short(ours)}"
-    at = first_difference(official, ours)
-    return (
-        name,
-        False,
-        (
+        return name, True, equal
+    return name, False, unequal(common.first_difference(official, ours))
+
+
+def compare_text(name: str, official: str, ours: str) -> Check:
+    def unequal(at: int) -> str:
+        return (
             f"differ at char {at}: official {_short(official[max(0, at - 12) : at + 28])} "
             f"vs ours {_short(ours[max(0, at - 12) : at + 28])}"
-        ),
-    )
+        )
+
+    return _compare_sequences(name, official, ours, f"equal: {_short(ours)}", unequal)
 
 
-def compare_ids(name: str, official: Any, ours: Any, what: str = "ids") -> tuple[str, bool, str]:
+def compare_ids(name: str, official: Any, ours: Any, what: str = "ids") -> Check:
     official, ours = official.flatten().tolist(), ours.flatten().tolist()
-    if official == ours:
-        return name, True, f"{len(ours)} {what} equal"
-    at = first_difference(official, ours)
-    same = sum(a == b for a, b in zip(official, ours, strict=False))
-    return (
-        name,
-        False,
-        (
+
+    def unequal(at: int) -> str:
+        same = sum(a == b for a, b in zip(official, ours, strict=False))
+        return (
             f"{len(official)} vs {len(ours)} {what}, {same} positions equal, first difference at {at} "
             f"(official {official[at : at + 3]} vs ours {ours[at : at + 3]})"
-        ),
-    )
+        )
+
+    return _compare_sequences(name, official, ours, f"{len(ours)} {what} equal", unequal)
 
 
 def compare_tensor(name: str, official: Any, ours: Any, unit: str = "") -> tuple[str, bool, str]:
@@ -1111,18 +1112,16 @@ def checks(official: Path, work: Path, env: str | None) -> list[tuple[str, bool,
     with Image.open(image_path) as img:
         width, height = img.size
     side = official_pixels.shape[-1]
-    results.append(
-        _with(
-            compare_tensor(
-                f"image preprocessing: {image_path.name} {width}x{height} -> pixel tensor",
-                official_pixels[0],
-                ours_pixels,
-            ),
-            f"image rows {o0}..{o1} ({o1 - o0 + 1}) vs {u0}..{u1} ({u1 - u0 + 1}): "
-            f"official int({height}/{width}*{side})={int(height / width * side)} (PIL bicubic), "
-            f"transformers round(...)={round(height * side / width)} (torchvision bicubic)",
-        )
+    pixel_row = _with(
+        compare_tensor(
+            f"image preprocessing: {image_path.name} {width}x{height} -> pixel tensor",
+            official_pixels[0],
+            ours_pixels,
+        ),
+        f"image rows {o0}..{o1} ({o1 - o0 + 1}) official vs {u0}..{u1} ({u1 - u0 + 1}) ours; "
+        f"official int({height}/{width}*{side})={int(height / width * side)} (PIL bicubic)",
     )
+    results.append(pixel_row)
     prepared = official_resize(image_path, side, adapter.processor.image_processor.background_color)
     fixed = adapter.processor.image_processor(prepared, return_tensors="pt")["pixel_values"][0]
     fp32 = (fixed - official_pixels[0]).abs().max().item()
@@ -1132,13 +1131,12 @@ def checks(official: Path, work: Path, env: str | None) -> list[tuple[str, bool,
         fixed.to(getattr(torch, dtype)),
     )
     results.append((name, same, f"{detail}; float32 max |diff| {fp32:.2g} (normalisation arithmetic)"))
-    results.append(
-        _with(
-            compare_tensor(f"LLM rotary inv_freq in the {dtype} run", ref_und["inv_freq"], ours["inv_freq"]),
-            f"official {ref_und['inv_freq'].dtype} (the script's vl_gpt.to(torch.bfloat16) casts buffers), ours "
-            f"{ours['inv_freq'].dtype} (from_pretrained(dtype=) keeps it float32)",
-        )
+    inv_freq_row = _with(
+        compare_tensor(f"LLM rotary inv_freq in the {dtype} run", ref_und["inv_freq"], ours["inv_freq"]),
+        f"official {ref_und['inv_freq'].dtype} (the script's vl_gpt.to(torch.bfloat16) casts buffers), ours "
+        f"{ours['inv_freq'].dtype}",
     )
+    results.append(inv_freq_row)
 
     # --- understanding --------------------------------------------------------------------------------------------
     name, same, detail = compare_ids(
@@ -1148,7 +1146,14 @@ def checks(official: Path, work: Path, env: str | None) -> list[tuple[str, bool,
         (
             name,
             same,
-            detail + ("" if same else "; the pixel tensor and inv_freq differ (rows above, one at a time below)"),
+            detail
+            + (
+                ""
+                if same
+                else "; of the pixel tensor and inv_freq (rows above), differing: "
+                + (", ".join(row[0] for row in (pixel_row, inv_freq_row) if not row[1]) or "neither")
+                + " (one cause at a time below)"
+            ),
         )
     )
     results.append(
@@ -1222,8 +1227,8 @@ def checks(official: Path, work: Path, env: str | None) -> list[tuple[str, bool,
                 aligned_probs,
                 aligned["generation"]["probs_row0"],
             ),
-            f"{static_steps}/576 steps exact (the prefill is): transformers' image loop attends over a StaticCache, "
-            "the official loop over a DynamicCache (next rows)",
+            f"{static_steps}/576 steps exact; with a DynamicCache given to the image loop (the official loop's "
+            "cache): next rows",
         )
     )
     results.append(
@@ -1265,8 +1270,8 @@ def checks(official: Path, work: Path, env: str | None) -> list[tuple[str, bool,
                 dynamic["generation"]["pixels"],
                 " levels",
             ),
-            "the script truncates ((x+1)/2*255 stored into uint8), ours rounds (signed_pixels_to_pil); "
-            f"ours truncated instead: {'bitwise equal' if exact else 'still differs'}",
+            "the script truncates ((x+1)/2*255 stored into uint8); our float image truncated so: "
+            f"{'bitwise equal' if exact else 'still differs'}",
         )
     )
     results.append(
@@ -1315,17 +1320,14 @@ def main(argv: list[str] | None = None) -> int:
         "legend: 'aligned' = ours with the script's vl_gpt.to(torch.bfloat16) applied to the loaded model and, for "
         "understanding, the official pixel tensor; '+ DynamicCache' = the image loop given the official loop's cache"
     )
-    width = max(len(name) for name, _, _ in results)
-    print(f"{'check'.ljust(width)}  identical  detail")
-    for name, same, detail in results:
-        print(f"{name.ljust(width)}  {'yes' if same else 'NO':9}  {detail}")
+    common.print_checks(results)
     this = own.ru_utime + own.ru_stime
     reference = children.ru_utime + children.ru_stime
     print(
         f"CPU time: {this + reference:.0f} s (bench process {this:.0f} s, reference processes {reference:.0f} s); "
         f"wall {time.time() - wall:.0f} s"
     )
-    print(f"janus_pro: {sum(same for _, same, _ in results)}/{len(results)} identical")
+    print(common.verdict("janus_pro", results))
     return 0
 
 

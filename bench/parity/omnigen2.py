@@ -44,12 +44,11 @@ import contextlib
 import functools
 import hashlib
 import importlib
-import importlib.abc
+import importlib.util
 import json
 import os
 import resource
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -57,6 +56,10 @@ import types
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
+
+_COMMON = importlib.util.spec_from_file_location("parity_common", Path(__file__).resolve().with_name("common.py"))
+common = sys.modules[_COMMON.name] = importlib.util.module_from_spec(_COMMON)  # loaded by path: see common.py
+_COMMON.loader.exec_module(common)
 
 MODEL_ID = "omnigen2"
 BACKEND = "lmms_eval_unify.model_adapters.official.omnigen2_backend:OmniGen2Backend"
@@ -237,27 +240,6 @@ def build_weights(official: Path, folder: Path, seed: int) -> None:
 # ---------------------------------------------------------------------------------------------------------------
 
 
-class Recorder:
-    """Writes records to ``$OMNIGEN2_PARITY_CAPTURE``: arrays as ``.npy``, the rest as JSON lines."""
-
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        folder.mkdir(parents=True, exist_ok=True)
-        self.count = 0
-
-    def array(self, name: str, value: Any) -> str:
-        import numpy as np
-
-        self.count += 1
-        file = f"{self.count:03d}-{name}.npy"
-        np.save(self.folder / file, np.asarray(value))
-        return file
-
-    def event(self, name: str, **fields: Any) -> None:
-        with (self.folder / "events.jsonl").open("a", encoding="utf-8") as out:
-            out.write(json.dumps({"event": name, **fields}) + "\n")
-
-
 def describe(value: Any) -> Any:
     """A JSON picture of a pipeline argument: images by size, mode and pixel hash, generators by seed."""
     if hasattr(value, "tobytes") and hasattr(value, "mode") and hasattr(value, "size"):
@@ -274,42 +256,11 @@ def describe(value: Any) -> Any:
     return repr(value)
 
 
-class _PatchingLoader(importlib.abc.Loader):
-    def __init__(self, loader: Any, patch: Callable[[types.ModuleType], None]) -> None:
-        self.loader, self.patch = loader, patch
-
-    def create_module(self, spec: Any) -> Any:
-        return self.loader.create_module(spec)
-
-    def exec_module(self, module: types.ModuleType) -> None:
-        self.loader.exec_module(module)
-        self.patch(module)
-
-
-class _PostImportHooks(importlib.abc.MetaPathFinder):
-    """Calls ``patches[name](module)`` once module ``name`` has run (its file untouched)."""
-
-    def __init__(self, patches: dict[str, Callable[[types.ModuleType], None]]) -> None:
-        self.patches = patches
-
-    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
-        if name not in self.patches:
-            return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(name, path, target)
-            if spec is not None and spec.loader is not None:
-                spec.loader = _PatchingLoader(spec.loader, self.patches.pop(name))
-                return spec
-        return None
-
-
 def install_interception() -> None:
     """Record each OmniGen2 pipeline call and its raw output; in the reference runs (``$OMNIGEN2_PARITY_SEED``
     set) also seed torch's global generator before the call, switch off triton's CUDA probe without a GPU, and
     give ``inference_chat.py`` its undeclared ``args.scheduler``."""
-    recorder = Recorder(Path(os.environ[CAPTURE_ENV]))
+    recorder = common.Recorder(Path(os.environ[CAPTURE_ENV]))  # .npy files 001-..., events.jsonl
     seed = os.environ.get(SEED_ENV) or None
     scheduler = os.environ.get(SCHEDULER_ENV) or None
 
@@ -379,7 +330,7 @@ def install_interception() -> None:
     }
     if seed is not None:
         patches["omnigen2.utils.import_utils"] = no_triton_probe
-    sys.meta_path.insert(0, _PostImportHooks(patches))
+    sys.meta_path.insert(0, common.PostImportHooks(patches))
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -521,7 +472,7 @@ def compare_ids(name: str, ours: list[dict[str, Any]], theirs: list[dict[str, An
     prompt = len(ours[0]["input_ids"] or [])
     if a == b:
         return name, True, f"{prompt} prompt + {len(a) - prompt} generated ids equal"
-    first = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    first = common.first_difference(a, b)
     return (
         name,
         False,
@@ -546,13 +497,7 @@ class Session:
 
     @property
     def commit(self) -> str:
-        with contextlib.suppress(OSError, subprocess.SubprocessError):
-            done = subprocess.run(
-                ["git", "-C", str(self.official), "rev-parse", "HEAD"], capture_output=True, text=True
-            )
-            if done.returncode == 0:
-                return done.stdout.strip()
-        return "unknown (not a git checkout)"
+        return common.git_commit(self.official)
 
     @property
     def weights(self) -> Path:
@@ -569,13 +514,7 @@ class Session:
         return {**env, **extra}
 
     def timed(self, what: str, command: list[str], env: dict[str, str], log: str) -> None:
-        started = time.perf_counter()
-        with (self.work / log).open("w", encoding="utf-8") as out:
-            done = subprocess.run(command, cwd=self.official, env=env, stdout=out, stderr=subprocess.STDOUT)
-        self.timings[what] = time.perf_counter() - started
-        if done.returncode != 0:
-            tail = (self.work / log).read_text(encoding="utf-8", errors="replace")[-3000:]
-            raise SystemExit(f"{what} failed (exit {done.returncode}); log {self.work / log}:\n{tail}")
+        self.timings[what] = common.run_logged(what, command, self.official, env, self.work / log)
 
     def build_weights(self) -> None:
         stamp = self.work / "weights.json"
@@ -589,16 +528,9 @@ class Session:
         stamp.write_text(json.dumps({"key": key}))
 
     def shim(self) -> str:
-        folder = self.work / "shim"
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "sitecustomize.py").write_text(
-            "import importlib.util as _u, sys as _sys\n"
-            f"_s = _u.spec_from_file_location('omnigen2_parity_interception', {str(Path(__file__).resolve())!r})\n"
-            "_m = _sys.modules[_s.name] = _u.module_from_spec(_s)\n"
-            "_s.loader.exec_module(_m)\n"
-            "_m.install_interception()\n"
+        return common.sitecustomize_path(
+            self.work / "shim", "omnigen2_parity_interception", Path(__file__), "install_interception"
         )
-        return os.pathsep.join(filter(None, [str(folder), os.environ.get("PYTHONPATH", "")]))
 
     def official_run(self, name: str, script: str, arguments: list[str], **extra: str) -> Captured:
         folder = self.work / "capture" / name
@@ -612,15 +544,9 @@ class Session:
         """Workers started inside see the interception (recording only: no seeding, no patching)."""
         folder = self.work / "capture" / name
         shutil.rmtree(folder, ignore_errors=True)
-        saved = dict(os.environ)
-        os.environ.update({"PYTHONPATH": self.shim(), CAPTURE_ENV: str(folder), "HF_HUB_OFFLINE": "1"})
-        os.environ.pop(SEED_ENV, None)
-        os.environ.pop(SCHEDULER_ENV, None)
-        try:
+        updates = {"PYTHONPATH": self.shim(), CAPTURE_ENV: str(folder), "HF_HUB_OFFLINE": "1"}
+        with common.environ_changed(updates, removed=[SEED_ENV, SCHEDULER_ENV]):
             yield folder
-        finally:
-            os.environ.clear()
-            os.environ.update(saved)
 
 
 def default_settings_checks(official: Path) -> list[Check]:
@@ -736,10 +662,7 @@ def checks(official: Path, work: Path, env: str | None) -> list[Check]:
 
 
 def print_table(rows: list[Check], notes: list[str]) -> None:
-    width = max(len(name) for name, _, _ in rows)
-    print(f"{'check':<{width}}  identical  detail")
-    for name, same, detail in rows:
-        print(f"{name:<{width}}  {'yes' if same else 'NO':<9}  {detail}")
+    common.print_checks(rows)
     for note in notes:
         print(f"note: {note}")
 
@@ -766,7 +689,7 @@ def main(argv: list[str] | None = None) -> int:
     cpu = children.ru_utime + children.ru_stime + me.ru_utime + me.ru_stime
     total = f"total: {time.perf_counter() - started:.1f} s wall, {cpu:.1f} s CPU (this process and its children)"
     print_table(rows, [*NOTES, total])
-    print(f"{MODEL_ID}: {sum(same for _, same, _ in rows)}/{len(rows)} identical")
+    print(common.verdict(MODEL_ID, rows))
     return 0
 
 

@@ -13,6 +13,7 @@ steps instead of 50 (a size change only: the step count is passed to both sides)
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import sys
 import tempfile
 from pathlib import Path
@@ -26,6 +27,10 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "model_adapters"))
 
 import tiny_models  # noqa: E402
+
+_COMMON = importlib.util.spec_from_file_location("parity_common", Path(__file__).resolve().with_name("common.py"))
+common = sys.modules[_COMMON.name] = importlib.util.module_from_spec(_COMMON)  # loaded by path: see common.py
+_COMMON.loader.exec_module(common)
 
 STEPS, SEED, PROMPT = 2, 7, "turn the square blue"
 DEFAULTS = {"true_cfg_scale": 4.0, "negative_prompt": " ", "num_inference_steps": 50}
@@ -103,7 +108,7 @@ def main(argv: list[str] | None = None) -> int:
         results = checks(None, args.work or Path(scratch), None, args.device)
     for name, same, detail in results:
         print(f"{'identical' if same else 'DIFFERENT':10} {name:32} {detail}")
-    print(f"qwen_image_edit: {sum(same for _, same, _ in results)}/{len(results)} identical")
+    print(common.verdict("qwen_image_edit", results))
     return 0
 
 

@@ -36,14 +36,12 @@ import argparse
 import contextlib
 import functools
 import importlib
-import importlib.abc
 import importlib.machinery
 import importlib.util
 import json
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
@@ -52,6 +50,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+_COMMON = importlib.util.spec_from_file_location("parity_common", Path(__file__).resolve().with_name("common.py"))
+common = sys.modules[_COMMON.name] = importlib.util.module_from_spec(_COMMON)  # loaded by path: see common.py
+_COMMON.loader.exec_module(common)
+Check = common.Check
 
 CAPTURE_ENV = "ADAPTER_PARITY_CAPTURE"
 """Folder where the interception writes what it records (one file per record)."""
@@ -291,61 +294,22 @@ def build_show_o2_assets(official: Path, work: Path, seed: int) -> dict[str, Any
 # ---------------------------------------------------------------------------------------------------------------
 
 
-class Recorder:
-    """Writes records to ``$ADAPTER_PARITY_CAPTURE``: arrays as ``.npy``, the rest as one JSON line each."""
+class Recorder(common.Recorder):
+    """Writes records to ``$ADAPTER_PARITY_CAPTURE``: arrays as ``.npy`` (tensors as float32 or their integer
+    type, their dtype in an ``array`` event), the rest as one JSON line each."""
 
     def __init__(self, folder: Path) -> None:
-        self.folder = folder
-        folder.mkdir(parents=True, exist_ok=True)
-        self.count = 0
+        super().__init__(folder, digits=4)
 
-    def array(self, name: str, value: Any) -> None:
-        import numpy as np
-
+    def array(self, name: str, value: Any) -> str:
         dtype = str(getattr(value, "dtype", type(value).__name__))
         if hasattr(value, "detach"):  # float32 holds every bf16 value exactly
             value = value.detach().cpu()
             value = value.float() if value.is_floating_point() else value
             value = value.numpy()
-        self.count += 1
-        np.save(self.folder / f"{self.count:04d}-{name}.npy", np.asarray(value))
+        file = super().array(name, value)
         self.event("array", array=name, dtype=dtype)
-
-    def event(self, name: str, **fields: Any) -> None:
-        with (self.folder / "events.jsonl").open("a", encoding="utf-8") as out:
-            out.write(json.dumps({"event": name, **fields}) + "\n")
-
-
-class _PatchingLoader(importlib.abc.Loader):
-    def __init__(self, loader: Any, patch: Callable[[types.ModuleType], None]) -> None:
-        self.loader, self.patch = loader, patch
-
-    def create_module(self, spec: Any) -> Any:
-        return self.loader.create_module(spec)
-
-    def exec_module(self, module: types.ModuleType) -> None:
-        self.loader.exec_module(module)
-        self.patch(module)
-
-
-class _PostImportHooks(importlib.abc.MetaPathFinder):
-    """Calls ``patches[name](module)`` once the module ``name`` has been executed (before anyone imports from
-    it), leaving the module's file untouched."""
-
-    def __init__(self, patches: dict[str, Callable[[types.ModuleType], None]]) -> None:
-        self.patches = patches
-
-    def find_spec(self, name: str, path: Any, target: Any = None) -> Any:
-        if name not in self.patches:
-            return None
-        for finder in sys.meta_path:
-            if finder is self or not hasattr(finder, "find_spec"):
-                continue
-            spec = finder.find_spec(name, path, target)
-            if spec is not None and spec.loader is not None:
-                spec.loader = _PatchingLoader(spec.loader, self.patches.pop(name))
-                return spec
-        return None
+        return file
 
 
 def _wandb_stub(recorder: Recorder) -> types.ModuleType:
@@ -447,31 +411,28 @@ def install_show_o2_interception() -> None:
 
         module.prepare_gen_input = recorded_prepare
 
-    def patch_feature_extractor(module: types.ModuleType) -> None:
-        cls, original = module.AutoFeatureExtractor, module.AutoFeatureExtractor.from_pretrained
+    def stub_by_name(class_name: str, stub: Any) -> Callable[[types.ModuleType], None]:
+        """``module.<class_name>.from_pretrained(SAFETY_CHECKER)`` returns ``stub`` (other names load as usual)."""
 
-        def from_pretrained(name: Any, *args: Any, **kwargs: Any) -> Any:
-            if str(name) != SAFETY_CHECKER:
-                return original(name, *args, **kwargs)
-            recorder.event("stub", what=f"AutoFeatureExtractor.from_pretrained({SAFETY_CHECKER})")
-            return lambda images=None, **_: {"pixel_values": None}
+        def patch(module: types.ModuleType) -> None:
+            cls = getattr(module, class_name)
+            original = cls.from_pretrained
 
-        cls.from_pretrained = staticmethod(from_pretrained)
+            def from_pretrained(name: Any, *args: Any, **kwargs: Any) -> Any:
+                if str(name) != SAFETY_CHECKER:
+                    return original(name, *args, **kwargs)
+                recorder.event("stub", what=f"{class_name}.from_pretrained({SAFETY_CHECKER})")
+                return stub
 
-    def patch_safety_checker(module: types.ModuleType) -> None:
-        cls, original = module.StableDiffusionSafetyChecker, module.StableDiffusionSafetyChecker.from_pretrained
+            cls.from_pretrained = staticmethod(from_pretrained)
 
-        def from_pretrained(name: Any, *args: Any, **kwargs: Any) -> Any:
-            if str(name) != SAFETY_CHECKER:
-                return original(name, *args, **kwargs)
-            recorder.event("stub", what=f"StableDiffusionSafetyChecker.from_pretrained({SAFETY_CHECKER})")
+        return patch
 
-            def check(images: Any, clip_input: Any = None) -> tuple[Any, list[bool]]:  # pass-through
-                return images, [False] * len(images)
+    def check(images: Any, clip_input: Any = None) -> tuple[Any, list[bool]]:  # the safety checker: pass-through
+        return images, [False] * len(images)
 
-            return check
-
-        cls.from_pretrained = staticmethod(from_pretrained)
+    patch_feature_extractor = stub_by_name("AutoFeatureExtractor", lambda images=None, **_: {"pixel_values": None})
+    patch_safety_checker = stub_by_name("StableDiffusionSafetyChecker", check)
 
     patches: dict[str, Callable[[types.ModuleType], None]] = {
         "models.wan21_vae": patch_vae,
@@ -482,20 +443,13 @@ def install_show_o2_interception() -> None:
         sys.modules["wandb"] = _wandb_stub(recorder)
         patches["transformers.models.auto.feature_extraction_auto"] = patch_feature_extractor
         patches["diffusers.pipelines.stable_diffusion.safety_checker"] = patch_safety_checker
-    sys.meta_path.insert(0, _PostImportHooks(patches))
+    sys.meta_path.insert(0, common.PostImportHooks(patches))
     recorder.event("installed", reference=reference, pid=os.getpid())
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # Evaluator side (this plugin's environment)
 # ---------------------------------------------------------------------------------------------------------------
-
-
-@dataclass
-class Check:
-    name: str
-    identical: bool
-    detail: str
 
 
 class Captured:
@@ -542,7 +496,7 @@ def compare_arrays(name: str, ours: Any, theirs: Any, dtype: str = "") -> Check:
 def compare_token_ids(name: str, ours: list[int], theirs: list[int]) -> Check:
     if ours == theirs:
         return Check(name, True, f"{len(theirs)} ids equal: {theirs[:6]}{' ...' if len(theirs) > 6 else ''}")
-    first = next((i for i, (a, b) in enumerate(zip(ours, theirs, strict=False)) if a != b), min(len(ours), len(theirs)))
+    first = common.first_difference(ours, theirs)
     return Check(name, False, f"first difference at index {first} (ours {len(ours)} ids, official {len(theirs)})")
 
 
@@ -567,13 +521,7 @@ class Session:
 
     @property
     def commit(self) -> str:
-        with contextlib.suppress(OSError, subprocess.SubprocessError):
-            done = subprocess.run(
-                ["git", "-C", str(self.checkout), "rev-parse", "HEAD"], capture_output=True, text=True
-            )
-            if done.returncode == 0:
-                return done.stdout.strip()
-        return "unknown (not a git checkout)"
+        return common.git_commit(self.checkout)
 
     def environment(self, **extra: str) -> dict[str, str]:
         """The model processes' variables: ours, the private offline HF cache, no recording unless asked."""
@@ -583,15 +531,7 @@ class Session:
         return {**env, **extra}
 
     def timed(self, what: str, command: list[str], env: dict[str, str], log: str) -> None:
-        started = time.perf_counter()
-        with (self.work / log).open("w", encoding="utf-8") as out:
-            done = subprocess.run(
-                command, cwd=self.checkout, env=env, stdout=out, stderr=subprocess.STDOUT, check=False
-            )
-        self.timings[what] = time.perf_counter() - started
-        if done.returncode != 0:
-            tail = (self.work / log).read_text(encoding="utf-8", errors="replace")[-3000:]
-            raise SystemExit(f"{what} failed (exit {done.returncode}); log {self.work / log}:\n{tail}")
+        self.timings[what] = common.run_logged(what, command, self.checkout, env, self.work / log)
 
     def build_assets(self) -> None:
         """The tiny assets, built in the model environment (reused from ``--work`` when built for this commit)."""
@@ -606,16 +546,12 @@ class Session:
 
     def shim(self) -> str:
         """``PYTHONPATH`` with the interception's ``sitecustomize`` first."""
-        folder = self.work / "shim"
-        folder.mkdir(parents=True, exist_ok=True)
-        (folder / "sitecustomize.py").write_text(
-            "import importlib.util as _u, sys as _sys\n"
-            f"_s = _u.spec_from_file_location('adapter_parity_interception', {str(Path(__file__).resolve())!r})\n"
-            "_m = _sys.modules[_s.name] = _u.module_from_spec(_s)\n"
-            "_s.loader.exec_module(_m)\n"
-            f"_m.{MODELS[self.model].interception.__name__}()\n"
+        return common.sitecustomize_path(
+            self.work / "shim",
+            "adapter_parity_interception",
+            Path(__file__),
+            MODELS[self.model].interception.__name__,
         )
-        return os.pathsep.join(filter(None, [str(folder), os.environ.get("PYTHONPATH", "")]))
 
     def official(self, name: str, script: list[str], seed: int) -> Captured:
         """An official script, unmodified, run by the model environment under the interception (seeding)."""
@@ -630,15 +566,9 @@ class Session:
         """Workers started inside see the private HF cache and the interception (recording only, no seeding)."""
         folder = self.work / "capture" / name
         shutil.rmtree(folder, ignore_errors=True)
-        saved = dict(os.environ)
-        os.environ.update(hf_environment(self.work))
-        os.environ.update({"PYTHONPATH": self.shim(), CAPTURE_ENV: str(folder)})
-        os.environ.pop(SEED_ENV, None)
-        try:
+        updates = {**hf_environment(self.work), "PYTHONPATH": self.shim(), CAPTURE_ENV: str(folder)}
+        with common.environ_changed(updates, removed=[SEED_ENV]):
             yield folder
-        finally:
-            os.environ.clear()
-            os.environ.update(saved)
 
 
 def show_o2_official(session: Session, paths: dict[str, Path]) -> dict[str, Captured]:
@@ -795,7 +725,7 @@ def print_table(model: str, checks: list[Check], notes: list[str]) -> None:
         print(f"{check.name.ljust(width)}  {'identical' if check.identical else 'DIFFERS  '}  {check.detail}")
     for note in notes:
         print(f"# {note}")
-    print(f"{model}: {sum(check.identical for check in checks)}/{len(checks)} identical")
+    print(common.verdict(model, checks))
 
 
 def main(argv: list[str] | None = None) -> int:
