@@ -4,8 +4,11 @@ Understanding sends one user message with the images as ``data:image/png;base64`
 prompt. Generation calls ``POST /images/generations`` (JSON) without input images and ``POST /images/edits``
 (multipart: field ``image`` for one file, ``image[]`` for several) with them, asking ``n`` images of ``size``;
 with ``send_seed`` the sample's seed goes in the request's ``seed`` field (vLLM-Omni reads it there, in the JSON
-body and as a form field; OpenAI's own API refuses it). A reply's images are ``b64_json`` or a ``url``, which is
-downloaded without the API key.
+body and as a form field; OpenAI's own API refuses it). Sampler settings of served diffusion models
+(``num_inference_steps``, ``guidance_scale``, ``negative_prompt``) are sent when set, and ``extra_body`` (a JSON
+object) is merged into every image request verbatim, last, so a run can be pinned to a paper's recipe; all of
+them are part of ``describe()``. A reply's images are ``b64_json`` or a ``url``, which is downloaded without the
+API key.
 
 Every request (chat, images, downloads) goes through the judge client's own ``HttpEndpoint``
 (``lmms_eval_unify.judges.http``), so it follows the same rules: it must
@@ -22,6 +25,7 @@ from __future__ import annotations
 import base64
 import binascii
 import io
+import json
 import os
 from dataclasses import dataclass, field
 from functools import partial
@@ -31,6 +35,7 @@ from loguru import logger
 from PIL import Image
 
 from lmms_eval_unify.generation.adapter import (
+    PARSE,
     UNDERSTAND_AND_GENERATE,
     HttpEndpoint,
     Missing,
@@ -81,6 +86,24 @@ def reply_images(body: object, n: int) -> list[bytes | str]:
     return images
 
 
+def parse_json_object(value: object) -> dict[str, Any]:
+    """A ``--model_args`` value holding a JSON object (``extra_body={"true_cfg_scale":4.0}``); empty: ``{}``."""
+    if isinstance(value, dict):
+        return value
+    text = str(value or "").strip()
+    if not text:
+        return {}
+    parsed = json.loads(text)
+    if not isinstance(parsed, dict):
+        raise ValueError(f"expected a JSON object, got {type(parsed).__name__}")
+    return parsed
+
+
+def form_value(value: object) -> str:
+    """A request option as a multipart form field: strings as they are, anything else as JSON."""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
 @dataclass(frozen=True, kw_only=True)
 class OpenAIImageSettings(ModelSettings):
     model: str = "gpt-image-1"
@@ -100,6 +123,14 @@ class OpenAIImageSettings(ModelSettings):
     """Send each sample's seed in the ``seed`` field (servers that take one, e.g. vLLM-Omni)."""
     edit: bool = True
     """Send input images to ``/images/edits`` (``false``: generate from the text only)."""
+    num_inference_steps: int | None = None
+    """Diffusion steps, sent when set (servers of diffusion models, e.g. vLLM-Omni)."""
+    guidance_scale: float | None = None
+    """Classifier-free guidance, sent when set."""
+    negative_prompt: str | None = None
+    """Negative prompt, sent when set."""
+    extra_body: dict[str, Any] = field(default_factory=dict, metadata={PARSE: parse_json_object})
+    """A JSON object merged verbatim into every image request, last (``extra_body={"true_cfg_scale":4.0}``)."""
     max_retries: int = run_only(5)
     timeout: float = run_only(300.0)
     """Deadline of one whole request, in seconds (each retry gets its own)."""
@@ -158,15 +189,23 @@ class OpenAIImage(UnifiedModel):
         ``seed`` is sent with ``send_seed``."""
         settings = self.settings
         options: dict[str, Any] = {"model": settings.model, "prompt": prompt, "n": n}
-        optional = {"size": settings.size, "quality": settings.quality, "response_format": settings.response_format}
+        optional = {
+            "size": settings.size,
+            "quality": settings.quality,
+            "response_format": settings.response_format,
+            "num_inference_steps": settings.num_inference_steps,
+            "guidance_scale": settings.guidance_scale,
+            "negative_prompt": settings.negative_prompt,
+        }
         options.update({name: value for name, value in optional.items() if value is not None})
         if settings.send_seed and seed is not None:
             options["seed"] = int(seed)
+        options.update(settings.extra_body)
         parse = partial(reply_images, n=n)
         if images and settings.edit:
             field_name = "image" if len(images) == 1 else "image[]"
             files = [(field_name, (f"image_{i}.png", png_bytes(im), "image/png")) for i, im in enumerate(images)]
-            form = {name: str(value) for name, value in options.items()}
+            form = {name: form_value(value) for name, value in options.items()}
             found = self.endpoint.post("images/edits", "image", parse, data=form, files=files)
         else:
             found = self.endpoint.post("images/generations", "image", parse, json=options)

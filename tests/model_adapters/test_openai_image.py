@@ -13,10 +13,12 @@ from collections import Counter
 import pytest
 from cli_runs import BIN, offline_env, results_of, samples_of
 from conftest import make_request
+from lmms_eval.utils import simple_parse_args_string
 from lmms_eval_unify.model_adapters.openai_image import OpenAIImage
 from PIL import Image
 
 from lmms_eval_unify.gate import Refused
+from lmms_eval_unify.generation.settings import ModelArgumentError
 from lmms_eval_unify.judges.client import ChatClient, JudgeRequestError, RetryPolicy
 from lmms_eval_unify.judges.http import EndpointError
 from lmms_eval_unify.output.record import parse_output
@@ -114,6 +116,43 @@ def test_generation_without_images_and_edits_with_one_or_several(model, server):
         (0, 0, 255),
         (255, 0, 0),
     ]
+
+
+def test_sampler_settings_and_extra_body_reach_both_image_routes_and_name_the_configuration(make, server):
+    """A served diffusion model's recipe is pinned from --model_args: the sampler settings go in the request when
+    set, ``extra_body`` is merged last and verbatim (JSON body; JSON-encoded form fields for edits), and all of
+    them are part of describe(), so configurations that differ in them never share a media folder."""
+    args = (
+        "num_inference_steps=28,guidance_scale=4.5,negative_prompt=blurry,"
+        'extra_body={"true_cfg_scale":4.0,"seed":99,"lora":{"scale":0.5}}'
+    )
+    model = make(**simple_parse_args_string(args))
+    model.generate_image("a maze", [], seed=7)
+    model.generate_image("move", [RED], seed=7)
+    (generation,) = server.requests_to("/v1/images/generations")
+    (edit,) = server.requests_to("/v1/images/edits")
+    expected = {"num_inference_steps": 28, "guidance_scale": 4.5, "negative_prompt": "blurry", "true_cfg_scale": 4.0}
+    assert generation.body == {
+        "model": "served/model", "prompt": "a maze", "n": 1, "size": "32x24", **expected, "seed": 99,
+        "lora": {"scale": 0.5},
+    }  # fmt: skip
+    assert edit.body["fields"] == {
+        "model": "served/model", "prompt": "move", "n": "1", "size": "32x24", "num_inference_steps": "28",
+        "guidance_scale": "4.5", "negative_prompt": "blurry", "true_cfg_scale": "4.0", "seed": "99",
+        "lora": '{"scale": 0.5}',
+    }  # fmt: skip
+    described = model.describe()
+    assert described["extra_body"] == {"true_cfg_scale": 4.0, "seed": 99, "lora": {"scale": 0.5}}
+    assert (described["num_inference_steps"], described["guidance_scale"], described["negative_prompt"]) == (
+        28,
+        4.5,
+        "blurry",
+    )
+    assert make().describe() != described
+    with pytest.raises(ModelArgumentError, match="extra_body"):
+        make(extra_body="[1, 2]")
+    with pytest.raises(ModelArgumentError, match="extra_body"):
+        make(extra_body="{not json")
 
 
 def test_the_sample_seed_reaches_the_server_and_equal_seeds_give_equal_images(make, server):
