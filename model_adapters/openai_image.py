@@ -1,4 +1,5 @@
-"""Any OpenAI-compatible endpoint: chat completions for understanding, the Images API for drawing.
+"""Any OpenAI-compatible endpoint: chat completions for understanding, the Images API or chat completions for
+drawing.
 
 Understanding sends one user message with the images as ``data:image/png;base64`` URLs followed by the
 prompt. Generation calls ``POST /images/generations`` (JSON) without input images and ``POST /images/edits``
@@ -8,7 +9,9 @@ body and as a form field; OpenAI's own API refuses it). Sampler settings of serv
 (``num_inference_steps``, ``guidance_scale``, ``negative_prompt``) are sent when set, and ``extra_body`` (a JSON
 object) is merged into every image request verbatim, last, so a run can be pinned to a paper's recipe; all of
 them are part of ``describe()``. A reply's images are ``b64_json`` or a ``url``, which is downloaded without the
-API key.
+API key. With ``endpoint=chat`` images come from chat completions instead: one user message (input images as data
+URLs, then the prompt), ``modalities: ["image", "text"]`` and the same options; the reply's images are read from
+OpenRouter's ``message.images`` and from image parts of ``message.content``, as base64 data URLs or URLs.
 
 Every request (chat, images, downloads) goes through the judge client's own ``HttpEndpoint``
 (``lmms_eval_unify.judges.http``), so it follows the same rules: it must
@@ -27,6 +30,7 @@ import binascii
 import io
 import json
 import os
+import re
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -86,6 +90,54 @@ def reply_images(body: object, n: int) -> list[bytes | str]:
     return images
 
 
+DATA_URL = re.compile(r"data:image/[\w.+-]+;base64,(?P<data>.*)", re.DOTALL)
+
+
+def chat_reply_images(body: object, n: int) -> list[bytes | str]:
+    """The images of a chat-completions reply: OpenRouter's ``message.images`` and the image parts of
+    ``message.content``, each the bytes of a base64 data URL or else its URL; ``ValueError`` unless there are
+    exactly ``n``."""
+    choices = body.get("choices") if isinstance(body, dict) else None
+    message = (
+        choices[0].get("message") if isinstance(choices, list) and choices and isinstance(choices[0], dict) else None
+    )
+    if not isinstance(message, dict):
+        raise ValueError("the reply has no message")
+    content = message.get("content")
+    parts = [*(message.get("images") or []), *(content if isinstance(content, list) else [])]
+    urls = [
+        part["image_url"].get("url") if isinstance(part.get("image_url"), dict) else part.get("image_url")
+        for part in parts
+        if isinstance(part, dict) and part.get("type") in ("image_url", None) and "image_url" in part
+    ]
+    if len(urls) != n:
+        raise ValueError(f"{len(urls)} images in the chat reply for n={n}")
+    images: list[bytes | str] = []
+    for index, url in enumerate(urls):
+        if not isinstance(url, str) or not url:
+            raise ValueError(f"image {index} has no URL")
+        match = DATA_URL.fullmatch(url)
+        if match is None:
+            images.append(url)
+            continue
+        try:
+            images.append(base64.b64decode(match["data"], validate=True))
+        except binascii.Error as exc:
+            raise ValueError(f"image {index}: its data URL is not base64 ({exc})") from None
+    return images
+
+
+IMAGE_ENDPOINTS = ("images", "chat")
+
+
+def image_endpoint(value: object) -> str:
+    """The ``endpoint`` model argument: one of :data:`IMAGE_ENDPOINTS`."""
+    name = str(value).strip().lower()
+    if name not in IMAGE_ENDPOINTS:
+        raise ValueError(f"expected one of {IMAGE_ENDPOINTS}, got {value!r}")
+    return name
+
+
 def parse_json_object(value: object) -> dict[str, Any]:
     """A ``--model_args`` value holding a JSON object (``extra_body={"true_cfg_scale":4.0}``); empty: ``{}``."""
     if isinstance(value, dict):
@@ -123,6 +175,9 @@ class OpenAIImageSettings(ModelSettings):
     """Send each sample's seed in the ``seed`` field (servers that take one, e.g. vLLM-Omni)."""
     edit: bool = True
     """Send input images to ``/images/edits`` (``false``: generate from the text only)."""
+    endpoint: str = field(default="images", metadata={PARSE: image_endpoint})
+    """Where images come from: ``images`` (the Images API) or ``chat`` (chat completions asked for the ``image``
+    modality, e.g. OpenRouter's Nano Banana, vLLM-Omni's chat route)."""
     num_inference_steps: int | None = None
     """Diffusion steps, sent when set (servers of diffusion models, e.g. vLLM-Omni)."""
     guidance_scale: float | None = None
@@ -201,6 +256,8 @@ class OpenAIImage(UnifiedModel):
         if settings.send_seed and seed is not None:
             options["seed"] = int(seed)
         options.update(settings.extra_body)
+        if settings.endpoint == "chat":
+            return self._draw_by_chat(prompt, images if settings.edit else [], options)
         parse = partial(reply_images, n=n)
         if images and settings.edit:
             field_name = "image" if len(images) == 1 else "image[]"
@@ -209,6 +266,17 @@ class OpenAIImage(UnifiedModel):
             found = self.endpoint.post("images/edits", "image", parse, data=form, files=files)
         else:
             found = self.endpoint.post("images/generations", "image", parse, json=options)
+        return [self._decode(image, index) for index, image in enumerate(found)]
+
+    def _draw_by_chat(self, prompt: str, images: list[Image.Image], options: dict[str, Any]) -> list[Image.Image]:
+        """The images of a chat completion asked for the ``image`` modality: the input images as data URLs, then
+        the prompt, in one user message; every option of an image request (model, n, size, seed, sampler
+        settings, ``extra_body``) in the body."""
+        content: list[dict[str, Any]] = [{"type": "image_url", "image_url": {"url": data_url(im)}} for im in images]
+        content.append({"type": "text", "text": prompt})
+        body = {**options, "messages": [{"role": "user", "content": content}], "modalities": ["image", "text"]}
+        del body["prompt"]
+        found = self.endpoint.post("chat/completions", "image", partial(chat_reply_images, n=options["n"]), json=body)
         return [self._decode(image, index) for index, image in enumerate(found)]
 
     def _decode(self, found: bytes | str, index: int) -> Image.Image:

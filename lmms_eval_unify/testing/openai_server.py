@@ -12,6 +12,10 @@ one) serves it: ``POST /v1/images/generations`` (JSON) and ``POST /v1/images/edi
 ``image`` or ``image[]``), each answering ``n`` images of the requested ``size`` as ``b64_json`` or as a ``url``
 served by ``GET /v1/images/files``. Every image is a function of the prompt, the seed, the input images and its
 index in the reply (:func:`drawn_image`): equal seeds give equal images, a request without a seed gets a random one.
+:meth:`OpenAICompatServer.serve_chat_images` makes chat completions answer a request whose ``modalities`` name
+``image`` with ``n`` such images (prompt = the request's text, inputs = its image parts), in one of the two shapes
+served models use: OpenRouter's ``message.images`` list, or image parts in ``message.content`` (vLLM-Omni), each
+as a data URL or as a file URL.
 
 The server binds to 127.0.0.1 on a free port, runs in daemon threads and stops itself after
 ``max_lifetime_s`` even if a test forgets to stop it.
@@ -231,6 +235,9 @@ class OpenAICompatServer:
         """PNG files of the Images API's ``url`` replies, by id."""
         self.image_reply = "b64_json"
         """How the Images API answers a request that names no ``response_format``."""
+        self.chat_image_shape: str | None = None
+        """``images`` (OpenRouter's ``message.images``) or ``content`` (image parts): chat answers images."""
+        self.chat_image_url = "data"
         self._httpd: ThreadingHTTPServer | None = None
         self._timer: threading.Timer | None = None
 
@@ -248,6 +255,15 @@ class OpenAICompatServer:
         self.image_reply = image_reply
         self.add_route("/v1/images/generations", self._images)
         self.add_route("/v1/images/edits", self._images)
+        self.add_route("/v1/images/files", self._image_file, method="GET", public=True)
+        return self
+
+    def serve_chat_images(self, shape: str = "images", url: str = "data") -> OpenAICompatServer:
+        """Chat completions answer image requests (module docstring) in ``shape`` (``images`` or ``content``),
+        each image a ``data`` URL or a ``file`` URL served by ``GET /v1/images/files``."""
+        if shape not in ("images", "content") or url not in ("data", "file"):
+            raise ValueError(f"shape must be images or content and url data or file, got {shape!r}, {url!r}")
+        self.chat_image_shape, self.chat_image_url = shape, url
         self.add_route("/v1/images/files", self._image_file, method="GET", public=True)
         return self
 
@@ -302,16 +318,35 @@ class OpenAICompatServer:
 
     # ----------------------------------------------------------------- request handling
     def _chat(self, request: ChatRequest) -> Reply:
-        content = self.policy(request)
+        wants_images = "image" in (request.body.get("modalities") or [])
+        content: Any = self.chat_images(request) if wants_images and self.chat_image_shape else self.policy(request)
         body = {
             "id": f"chatcmpl-test-{self.served}",
             "object": "chat.completion",
             "created": int(time.time()),
             "model": request.model,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "choices": [{"index": 0, "message": _assistant_message(content), "finish_reason": "stop"}],
             "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
         }
         return Reply(200, body)
+
+    def chat_images(self, request: ChatRequest) -> Any:
+        """What answers an image request: the image parts as the message's ``content`` (``content`` shape), or an
+        :class:`_ImagesMessage` that :func:`_assistant_message` puts in ``message.images`` (``images`` shape)."""
+        seed = int(request.body["seed"]) if request.body.get("seed") is not None else random.randrange(2**32)
+        n = int(request.body.get("n", 1))
+        size = _image_size(request.body.get("size"), request.images)
+        urls = [self._image_url(drawn_image(request.text, seed, request.images, i, size)) for i in range(n)]
+        parts = [{"type": "image_url", "image_url": {"url": url}} for url in urls]
+        return _ImagesMessage(parts) if self.chat_image_shape == "images" else parts
+
+    def _image_url(self, png: bytes) -> str:
+        if self.chat_image_url == "data":
+            return "data:image/png;base64," + base64.b64encode(png).decode()
+        with self._lock:
+            file_id = str(len(self.image_files))
+            self.image_files[file_id] = png
+        return f"{self.base_url}/images/files?id={file_id}"
 
     def _images(self, request: ChatRequest) -> Reply:
         """``n`` drawn images of the requested ``size``, from a JSON generation or a multipart edit."""
@@ -373,6 +408,19 @@ class OpenAICompatServer:
     def _leave(self) -> None:
         with self._lock:
             self._in_flight -= 1
+
+
+@dataclass(frozen=True)
+class _ImagesMessage:
+    """Image parts to be answered in OpenRouter's ``message.images`` (with an empty text ``content``)."""
+
+    parts: list[dict[str, Any]]
+
+
+def _assistant_message(content: Any) -> dict[str, Any]:
+    if isinstance(content, _ImagesMessage):
+        return {"role": "assistant", "content": "", "images": content.parts}
+    return {"role": "assistant", "content": content}
 
 
 DEFAULT_IMAGE_SIZE = (64, 64)

@@ -155,6 +155,33 @@ def test_sampler_settings_and_extra_body_reach_both_image_routes_and_name_the_co
         make(extra_body="{not json")
 
 
+@pytest.mark.parametrize(
+    ("shape", "url"), [("images", "data"), ("content", "data"), ("images", "file"), ("content", "file")]
+)
+def test_images_from_chat_completions_in_both_reply_shapes(make, server, shape, url):
+    """endpoint=chat asks chat completions for the image modality (OpenRouter's Nano Banana, vLLM-Omni's chat
+    route) and reads OpenRouter's ``message.images`` or image parts of ``message.content``, as data URLs or URLs."""
+    server.serve_chat_images(shape, url)
+    model = make(endpoint="chat", extra_body='{"top_k":1}')
+    assert same(model.generate_image("a maze", [], seed=7), drawn("a maze", 7, [], (32, 24)))
+    assert same(model.generate_image("move", [RED], seed=7), drawn("move", 7, [RED], (32, 24)))
+    assert same(model.generate_image("move", [RED], seed=8), drawn("move", 8, [RED], (32, 24)))
+    first, edit, _ = server.requests_to("/v1/chat/completions")
+    assert first.body["modalities"] == ["image", "text"] and first.body["model"] == "served/model"
+    assert (first.body["n"], first.body["size"], first.body["seed"], first.body["top_k"]) == (1, "32x24", 7, 1)
+    assert "prompt" not in first.body and first.text == "a maze" and first.images == []
+    assert edit.images == [_png(RED)] and edit.text == "move"
+    assert server.requests_to("/v1/images/generations") == [] == server.requests_to("/v1/images/edits")
+
+
+def test_a_chat_reply_without_the_asked_images_is_refused(make, server, waits):
+    model = make(endpoint="chat", max_retries=1)
+    out = parse_output(model.generate_until([make_request("draw", {"protocol": "image_only"})])[0])
+    assert out.failure is not None and "0 images in the chat reply for n=1" in out.record.error
+    with pytest.raises(ModelArgumentError, match="endpoint"):
+        make(endpoint="completions")
+
+
 def test_the_sample_seed_reaches_the_server_and_equal_seeds_give_equal_images(make, server):
     model = make(resume=False)  # doc 1 asked twice reaches the server twice
     requests = [make_request("draw", {"protocol": "image_only"}, doc_id=d) for d in (1, 2, 1)]
