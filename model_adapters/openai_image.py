@@ -31,9 +31,11 @@ import io
 import json
 import os
 import re
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
 from loguru import logger
 from PIL import Image
@@ -53,6 +55,7 @@ from lmms_eval_unify.generation.adapter import (
 )
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
+Result = TypeVar("Result")
 
 
 def png_bytes(image: Image.Image) -> bytes:
@@ -163,7 +166,10 @@ class OpenAIImageSettings(ModelSettings):
     chat_model: str = "gpt-4.1"
     """Chat model that answers (understanding)."""
     base_url: str | None = field(default_factory=_base_url_from_environment)
-    """Endpoint ``…/v1`` (default ``$OPENAI_BASE_URL``, else OpenAI's)."""
+    """Endpoint ``…/v1`` (default ``$OPENAI_BASE_URL``, else OpenAI's); several separated by ``|`` (servers of the
+    same weights): image requests are spread over them in turn."""
+    chat_base_url: str | None = None
+    """The understanding endpoint when it is another server (default: the first ``base_url``)."""
     api_key_env: str | None = run_only("OPENAI_API_KEY")
     """Name of the environment variable holding the API key (``none``: send no key)."""
     size: str | None = "1024x1024"
@@ -186,6 +192,8 @@ class OpenAIImageSettings(ModelSettings):
     """Negative prompt, sent when set."""
     extra_body: dict[str, Any] = field(default_factory=dict, metadata={PARSE: parse_json_object})
     """A JSON object merged verbatim into every image request, last (``extra_body={"true_cfg_scale":4.0}``)."""
+    max_concurrency: int = run_only(1)
+    """Requests of one batch (``--batch_size``) in flight at once; results equal serial ones, in order."""
     max_retries: int = run_only(5)
     timeout: float = run_only(300.0)
     """Deadline of one whole request, in seconds (each retry gets its own)."""
@@ -214,9 +222,16 @@ class OpenAIImage(UnifiedModel):
                 f"{self.model_id}: set the API key in ${settings.api_key_env} (model argument api_key_env "
                 "names the variable; api_key_env=none sends no key)"
             )
+        if settings.max_concurrency < 1:
+            raise ValueError(f"{self.model_id}: max_concurrency must be at least 1, got {settings.max_concurrency}")
         retry = RetryPolicy(max_retries=settings.max_retries)
-        self.endpoint = HttpEndpoint(
-            settings.base_url or OPENAI_BASE_URL, api_key, deadline_s=settings.timeout, retry=retry
+        urls = [url.strip() for url in (settings.base_url or OPENAI_BASE_URL).split("|") if url.strip()]
+        self.endpoints = [HttpEndpoint(url, api_key, deadline_s=settings.timeout, retry=retry) for url in urls]
+        self.endpoint = self.endpoints[0]
+        self.chat_endpoint = (
+            HttpEndpoint(settings.chat_base_url, api_key, deadline_s=settings.timeout, retry=retry)
+            if settings.chat_base_url
+            else self.endpoint
         )
         if not settings.send_seed:
             logger.warning(f"{self.model_id}: images are not reproducible: send_seed=false sends no seed")
@@ -233,15 +248,37 @@ class OpenAIImage(UnifiedModel):
             body["temperature"] = float(decoding["temperature"])
         if "seed" in decoding:
             body["seed"] = int(decoding["seed"])
-        return self.endpoint.post("chat/completions", "record", reply_content, json=body)
+        return self.chat_endpoint.post("chat/completions", "record", reply_content, json=body)
+
+    def understand_batch(self, batch: list[tuple[list[Image.Image], str]], **decoding: Any) -> list[str]:
+        """Up to ``max_concurrency`` answers in flight at once, in order."""
+        return self._concurrently([partial(self.understand, images, prompt, **decoding) for images, prompt in batch])
 
     def generate_image(self, prompt: str, images: list[Image.Image], **decoding: Any) -> Image.Image:
         (image,) = self.draw(prompt, images, n=1, seed=decoding.get("seed"))
         return image
 
-    def draw(self, prompt: str, images: list[Image.Image], *, n: int, seed: int | None) -> list[Image.Image]:
-        """``n`` images for ``prompt``: an edit of ``images`` when there are any (and ``edit``), else a generation;
-        ``seed`` is sent with ``send_seed``."""
+    def generate_image_batch(self, batch: list[tuple[str, list[Image.Image], dict[str, Any]]]) -> list[Image.Image]:
+        """Up to ``max_concurrency`` image requests in flight at once, spread over the ``base_url`` servers in
+        turn, each with its own sample's seed; in order."""
+        calls = [
+            partial(self.draw, prompt, images, n=1, seed=decoding.get("seed"), endpoint=index % len(self.endpoints))
+            for index, (prompt, images, decoding) in enumerate(batch)
+        ]
+        return [images[0] for images in self._concurrently(calls)]
+
+    def _concurrently(self, calls: list[Callable[[], Result]]) -> list[Result]:
+        if self.settings.max_concurrency == 1 or len(calls) < 2:
+            return [call() for call in calls]
+        with ThreadPoolExecutor(max_workers=min(self.settings.max_concurrency, len(calls))) as pool:
+            return list(pool.map(lambda call: call(), calls))
+
+    def draw(
+        self, prompt: str, images: list[Image.Image], *, n: int, seed: int | None, endpoint: int = 0
+    ) -> list[Image.Image]:
+        """``n`` images for ``prompt`` from the ``endpoint``-th server: an edit of ``images`` when there are any (and
+        ``edit``), else a generation; ``seed`` is sent with ``send_seed``."""
+        server = self.endpoints[endpoint]
         settings = self.settings
         options: dict[str, Any] = {"model": settings.model, "prompt": prompt, "n": n}
         optional = {
@@ -257,18 +294,20 @@ class OpenAIImage(UnifiedModel):
             options["seed"] = int(seed)
         options.update(settings.extra_body)
         if settings.endpoint == "chat":
-            return self._draw_by_chat(prompt, images if settings.edit else [], options)
+            return self._draw_by_chat(server, prompt, images if settings.edit else [], options)
         parse = partial(reply_images, n=n)
         if images and settings.edit:
             field_name = "image" if len(images) == 1 else "image[]"
             files = [(field_name, (f"image_{i}.png", png_bytes(im), "image/png")) for i, im in enumerate(images)]
             form = {name: form_value(value) for name, value in options.items()}
-            found = self.endpoint.post("images/edits", "image", parse, data=form, files=files)
+            found = server.post("images/edits", "image", parse, data=form, files=files)
         else:
-            found = self.endpoint.post("images/generations", "image", parse, json=options)
-        return [self._decode(image, index) for index, image in enumerate(found)]
+            found = server.post("images/generations", "image", parse, json=options)
+        return [self._decode(server, image, index) for index, image in enumerate(found)]
 
-    def _draw_by_chat(self, prompt: str, images: list[Image.Image], options: dict[str, Any]) -> list[Image.Image]:
+    def _draw_by_chat(
+        self, server: HttpEndpoint, prompt: str, images: list[Image.Image], options: dict[str, Any]
+    ) -> list[Image.Image]:
         """The images of a chat completion asked for the ``image`` modality: the input images as data URLs, then
         the prompt, in one user message; every option of an image request (model, n, size, seed, sampler
         settings, ``extra_body``) in the body."""
@@ -276,12 +315,13 @@ class OpenAIImage(UnifiedModel):
         content.append({"type": "text", "text": prompt})
         body = {**options, "messages": [{"role": "user", "content": content}], "modalities": ["image", "text"]}
         del body["prompt"]
-        found = self.endpoint.post("chat/completions", "image", partial(chat_reply_images, n=options["n"]), json=body)
-        return [self._decode(image, index) for index, image in enumerate(found)]
+        found = server.post("chat/completions", "image", partial(chat_reply_images, n=options["n"]), json=body)
+        return [self._decode(server, image, index) for index, image in enumerate(found)]
 
-    def _decode(self, found: bytes | str, index: int) -> Image.Image:
+    @staticmethod
+    def _decode(server: HttpEndpoint, found: bytes | str, index: int) -> Image.Image:
         """An image of a reply (its bytes, or the URL to download them from), checked by the gate, in RGB."""
-        raw = found if isinstance(found, bytes) else self.endpoint.download(found, "image")
+        raw = found if isinstance(found, bytes) else server.download(found, "image")
         check_image_bytes(raw, f"image {index} of the reply")
         image = Image.open(io.BytesIO(raw))
         image.load()

@@ -8,6 +8,7 @@ import io
 import json
 import re
 import subprocess
+import threading
 from collections import Counter
 
 import pytest
@@ -81,7 +82,8 @@ def make(server, waits, tmp_path, monkeypatch):
                     "api_key_env": "TEST_KEY", "size": "32x24", "max_retries": 2, "timeout": 5}  # fmt: skip
         adapter = OpenAIImage(**{**defaults, **args}, output_dir=str(tmp_path))
         adapter.task_dict = {"toy": {"test": {i: {} for i in range(10)}}}
-        adapter.endpoint.sleep = waits.append
+        for endpoint in {*adapter.endpoints, adapter.chat_endpoint}:
+            endpoint.sleep = waits.append
         return adapter
 
     return build
@@ -180,6 +182,39 @@ def test_a_chat_reply_without_the_asked_images_is_refused(make, server, waits):
     assert out.failure is not None and "0 images in the chat reply for n=1" in out.record.error
     with pytest.raises(ModelArgumentError, match="endpoint"):
         make(endpoint="completions")
+
+
+def test_max_concurrency_keeps_that_many_requests_in_flight_and_equals_serial(make, server):
+    """Eight images with ``max_concurrency=4``: the server holds each request until four are in flight (a barrier,
+    so the test needs no timing), never sees more than four, and the images equal serial ones, in order."""
+    barrier = threading.Barrier(4, timeout=60)
+
+    def held(request):
+        barrier.wait()
+        return server._images(request)
+
+    server.add_route("/v1/images/generations", held)
+    batch = [(f"picture {i}", [], {"seed": 100 + i}) for i in range(8)]
+    images = make(max_concurrency=4).generate_image_batch(batch)
+    assert 1 < server.max_in_flight <= 4 and not barrier.broken
+    assert [im.tobytes() for im in images] == [drawn(p, d["seed"], [], (32, 24)).tobytes() for p, _, d in batch]
+    with pytest.raises(ValueError, match="max_concurrency must be at least 1"):
+        make(max_concurrency=0)
+
+
+def test_requests_are_spread_over_several_servers_and_understanding_can_be_another(make, server):
+    with (
+        OpenAICompatServer(_answer, api_key=API_KEY).serve_images() as second,
+        OpenAICompatServer(fixed_reply("from the chat server"), api_key=API_KEY) as chat,
+    ):
+        model = make(base_url=f"{server.base_url}|{second.base_url}", chat_base_url=chat.base_url, max_concurrency=2)
+        batch = [(f"picture {i}", [], {"seed": i}) for i in range(5)]
+        images = model.generate_image_batch(batch)
+        assert [len(s.requests_to("/v1/images/generations")) for s in (server, second)] == [3, 2]
+        assert [r.body["prompt"] for r in second.requests_to("/v1/images/generations")] == ["picture 1", "picture 3"]
+        assert [im.tobytes() for im in images] == [drawn(p, d["seed"], [], (32, 24)).tobytes() for p, _, d in batch]
+        assert model.understand([RED], "what?") == "from the chat server"
+        assert server.requests_to() == [] and len(chat.requests_to()) == 1
 
 
 def test_the_sample_seed_reaches_the_server_and_equal_seeds_give_equal_images(make, server):
