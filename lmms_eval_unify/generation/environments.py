@@ -22,11 +22,10 @@ import sysconfig
 import venv
 from pathlib import Path
 
-from lmms_eval_unify.generation.worker import MODEL_ENVS_ENV, model_envs_root
+from lmms_eval_unify.generation.worker import ENVIRONMENT_MARKER, MODEL_ENVS_ENV, model_envs_root
 
 SHARED = ("torch", "torchvision", "numpy", "pillow")
 """Evaluator packages the environment must keep sharing: pip is held to their installed versions."""
-MARKER = "lmms_eval_unify_env.json"
 EVALUATOR_PTH = "_lmms_eval_unify_evaluator.pth"
 
 
@@ -79,12 +78,12 @@ def create_environment(model_id: str, target: Path, pins: Path, quiet: bool = Tr
     subprocess.run([str(python), "-c", check], check=True)
     marker = {
         "model": model_id,
-        "pins": str(pins),
+        "pins": str(pins.resolve()),
         "pins_sha256": hashlib.sha256(pins.read_bytes()).hexdigest(),
         "evaluator_site_packages": evaluator,
         "shared": shared_constraints(),
     }
-    (target / MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
+    (target / ENVIRONMENT_MARKER).write_text(json.dumps(marker, indent=2) + "\n", encoding="utf-8")
     return python
 
 

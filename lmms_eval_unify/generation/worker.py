@@ -13,6 +13,8 @@ environment that already holds the official requirements, and for tests of an ad
 
 from __future__ import annotations
 
+import hashlib
+import io
 import json
 import os
 import shutil
@@ -25,8 +27,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from loguru import logger
+
+from lmms_eval_unify import gate
 from lmms_eval_unify.generation import worker_main
 from lmms_eval_unify.generation.readiness import Missing
+from lmms_eval_unify.output.media_reader import check_image_bytes
 
 MODEL_ENVS_ENV = "LMMS_EVAL_UNIFY_MODEL_ENVS"
 """The folder holding one environment per official-code model (default ``~/.cache/lmms_eval_unify/envs``)."""
@@ -59,10 +65,39 @@ def environment_python(model_id: str, env: str | None) -> Path | None:
     return location
 
 
+ENVIRONMENT_MARKER = "lmms_eval_unify_env.json"
+"""What ``env create`` records in an environment it made: the model, its pins file and that file's sha256."""
+
+
+def stale_environment_warning(python: Path) -> str | None:
+    """A warning when the environment holding ``python`` was made from pins that have changed since (its marker
+    names the pins file and their sha256); ``None`` for an up-to-date environment or one we did not make."""
+    root = python.parent.parent
+    if not (root / ENVIRONMENT_MARKER).is_file():
+        return None
+    try:
+        marker = gate.read_json(root / ENVIRONMENT_MARKER, "record", [root])
+        if not isinstance(marker, dict):
+            raise TypeError("not a JSON object")
+        pins, recorded, model = Path(str(marker["pins"])), str(marker["pins_sha256"]), str(marker["model"])
+        current = hashlib.sha256(pins.read_bytes()).hexdigest() if pins.is_file() else None
+    except (gate.Refused, KeyError, TypeError, OSError) as exc:
+        return f"{root}: its {ENVIRONMENT_MARKER} cannot be read ({exc}); recreate the environment if in doubt"
+    if current == recorded:
+        return None
+    return f"{root} was made from other pins than {pins} now holds: `lmms-eval-unify env create {model} --into {root}`"
+
+
 def missing_environment(model_id: str, env: str | None) -> list[Missing]:
-    """The model's environment does not exist (or its interpreter is not executable)."""
+    """The model's environment does not exist (or its interpreter is not executable); warns when it was made
+    from pins that have changed since."""
     python = environment_python(model_id, env)
-    if python is None or (python.is_file() and os.access(python, os.X_OK)):
+    if python is None:
+        return []
+    if python.is_file() and os.access(python, os.X_OK):
+        warning = stale_environment_warning(python)
+        if warning:
+            logger.warning(f"{model_id}: {warning}")
         return []
     where = f"env={env!r}" if env else f"${MODEL_ENVS_ENV}/{model_id} = {python.parent.parent}"
     return [
@@ -120,8 +155,10 @@ def missing_in_environment(
     except OSError as exc:
         return [Missing("code", f"{model_id}: cannot start {python} ({exc})", fix)]
     try:
-        problems = json.loads(done.stdout.strip().splitlines()[-1])["problems"]
-    except (IndexError, KeyError, TypeError, ValueError):
+        last = done.stdout.strip().splitlines()[-1]
+        gate.check_text(last, "record", f"the {model_id} environment's check")
+        problems = gate.parse_json(last, f"the {model_id} environment's check")["problems"]  # type: ignore[index]
+    except (IndexError, KeyError, TypeError, gate.Refused):
         tail = done.stderr.strip()[-STDERR_TAIL:] or "(nothing on stderr)"
         what = f"{model_id}: the model environment's check failed (exit {done.returncode}): {tail}"
         return [Missing("code", what, fix)]
@@ -202,19 +239,25 @@ class WorkerBackend:
         """Send one line, read one reply; a worker that stopped or garbled its reply is a :class:`WorkerError`."""
         stdin, stdout = self._process.stdin, self._process.stdout
         assert stdin is not None and stdout is not None
+        bound = gate.limit("record")
         try:
             stdin.write(line + "\n")
             stdin.flush()
-            answer = stdout.readline()
+            answer = stdout.readline(bound + 1)
         except (BrokenPipeError, OSError):
             answer = ""
         if not answer:
             code = self._process.wait(timeout=30)
             raise WorkerError(f"{self.model_id} worker stopped (exit {code}): {self._stderr_tail()}")
+        if len(answer) > bound:
+            self.close()  # the rest of that line would be read as the next reply
+            raise WorkerError(f"{self.model_id} worker reply is over the gate's record limit ({bound} characters)")
         try:
-            reply = json.loads(answer)
-        except ValueError as exc:
-            raise WorkerError(f"{self.model_id} worker replied with no JSON: {answer[:200]!r}") from exc
+            reply = gate.parse_json(answer, f"the {self.model_id} worker's reply")
+        except gate.Refused as exc:
+            raise WorkerError(f"{self.model_id} worker replied with no JSON object: {exc}") from exc
+        if not isinstance(reply, dict):
+            raise WorkerError(f"{self.model_id} worker replied with no JSON object: {answer[:200]!r}")
         if "error" in reply:
             error = reply["error"]
             raise WorkerError(
@@ -232,7 +275,18 @@ class WorkerBackend:
                 "seed": seed,
             }
             reply = self._exchange(json.dumps(request))
-            return worker_main.decode(reply.get("result"), self.exchange)
+            return worker_main.decode(reply.get("result"), self.exchange, self._read_image)
+
+    def _read_image(self, path: Path) -> Any:
+        """An image the model's code returned, read through the gate: a regular file in the exchange folder within
+        the byte and pixel limits, checked before it is decoded."""
+        from PIL import Image
+
+        raw = gate.read_bytes(path, "image", [self.exchange])
+        check_image_bytes(raw, f"an image of the {self.model_id} worker")
+        image = Image.open(io.BytesIO(raw))
+        image.load()
+        return image
 
     def close(self) -> None:
         """Stop the worker and remove its exchange folder."""

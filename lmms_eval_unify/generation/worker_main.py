@@ -101,20 +101,28 @@ def encode(value: Any, exchange: Path, names: Iterator[int], prefix: str) -> Any
     return value
 
 
-def decode(value: Any, exchange: Path) -> Any:
-    """``value`` with every image reference read back as a PIL image (the file is removed once read)."""
-    if isinstance(value, dict) and set(value) == {IMAGE_KEY}:
-        from PIL import Image
+def open_image(path: Path) -> Any:
+    """The image file ``path`` as a loaded PIL image (the worker reading what its own evaluator wrote)."""
+    from PIL import Image
 
+    with Image.open(path) as image:
+        image.load()
+    return image
+
+
+def decode(value: Any, exchange: Path, read_image: Callable[[Path], Any] = open_image) -> Any:
+    """``value`` with every image reference (a file name in ``exchange``, never a path out of it) read back by
+    ``read_image``; the file is removed once read. The evaluator reads the model's images through its gate."""
+    if isinstance(value, dict) and set(value) == {IMAGE_KEY}:
         path = exchange / Path(str(value[IMAGE_KEY])).name
-        with Image.open(path) as image:
-            image.load()
-        path.unlink(missing_ok=True)
-        return image
+        try:
+            return read_image(path)
+        finally:
+            path.unlink(missing_ok=True)
     if isinstance(value, list):
-        return [decode(item, exchange) for item in value]
+        return [decode(item, exchange, read_image) for item in value]
     if isinstance(value, dict):
-        return {key: decode(item, exchange) for key, item in value.items()}
+        return {key: decode(item, exchange, read_image) for key, item in value.items()}
     return value
 
 

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import huggingface_hub
 import pytest
-from PIL import Image
+from PIL import Image, UnidentifiedImageError
 
+from lmms_eval_unify import gate
 from lmms_eval_unify.generation import worker_main
 from lmms_eval_unify.generation.environments import create_environment
 from lmms_eval_unify.generation.worker import (
@@ -23,6 +24,7 @@ from lmms_eval_unify.generation.worker import (
     WorkerError,
     missing_environment,
     missing_in_environment,
+    stale_environment_warning,
     start_backend,
 )
 
@@ -67,6 +69,23 @@ class StandInBackend:
 
     def hub_version(self):
         return importlib.metadata.version("huggingface-hub")
+
+    def hostile(self, kind, target=""):
+        # what broken or hostile official code could hand back
+        import sys
+        from pathlib import Path
+
+        exchange = Path(sys.argv[sys.argv.index("--exchange") + 1])
+        if kind == "symlink":
+            (exchange / "evil.png").symlink_to(target)
+            return {"__image__": "evil.png"}
+        if kind == "escape":
+            return {"__image__": "../../" + target}
+        if kind == "not_an_image":
+            (exchange / "junk.png").write_bytes(b"not a PNG at all")
+            return {"__image__": "junk.png"}
+        if kind == "huge":
+            return "x" * 5000
 """
 
 
@@ -120,6 +139,24 @@ def test_a_failed_request_is_that_requests_error_and_the_worker_goes_on(worker):
 def test_a_worker_that_dies_is_reported_with_its_exit_and_stderr(worker):
     with pytest.raises(WorkerError, match=r"worker stopped \(exit 3\).*official code prints this on stdout"):
         worker.call("crash")
+
+
+def test_what_the_model_code_hands_back_passes_the_gate(worker, tmp_path, monkeypatch):
+    """Images come back only as regular files inside the exchange folder, within the gate's limits; a symlink
+    out of it, a path that climbs out, a file that is no image and a reply over the record limit are refused for
+    that call (the run records it for its sample)."""
+    secret = tmp_path / "secret.png"
+    Image.new("RGB", (2, 2), "red").save(secret)
+    with pytest.raises(gate.Refused):
+        worker.call("hostile", "symlink", str(secret))
+    with pytest.raises((gate.Refused, FileNotFoundError)):
+        worker.call("hostile", "escape", str(secret.name))
+    with pytest.raises(UnidentifiedImageError):
+        worker.call("hostile", "not_an_image")
+    assert worker.call("echo", [], label=3)["label"] == 3  # the worker goes on after refused replies
+    monkeypatch.setenv("LMMS_EVAL_UNIFY_LIMITS", '{"record_chars": 1000}')
+    with pytest.raises(WorkerError, match="over the gate's record limit"):
+        worker.call("hostile", "huge")
 
 
 def test_the_checkouts_own_datasets_package_wins_over_hugging_faces(worker, checkout):
@@ -191,3 +228,7 @@ def test_a_model_environment_created_from_scratch_runs_the_official_style_code_b
         backend.close()
     assert importlib.metadata.version("huggingface-hub") == huggingface_hub.__version__  # ours was never touched
     assert missing_environment("standin", str(tmp_path / "env")) == []
+    assert stale_environment_warning(python) is None
+    pins.write_text("huggingface-hub==0.36.1\n")  # the pins moved on since the environment was made
+    warning = stale_environment_warning(python)
+    assert warning and "made from other pins" in warning and "env create standin" in warning
