@@ -113,10 +113,16 @@ def missing_environment(model_id: str, env: str | None) -> list[Missing]:
 
 def probe_timeout() -> float:
     """The preflight's deadline for importing the official code in the model environment."""
-    try:
-        return float(os.environ.get(PROBE_TIMEOUT_ENV, DEFAULT_PROBE_TIMEOUT))
-    except ValueError:
+    raw = os.environ.get(PROBE_TIMEOUT_ENV, "").strip()
+    if not raw:
         return DEFAULT_PROBE_TIMEOUT
+    try:
+        seconds = float(raw)
+    except ValueError:
+        seconds = 0.0
+    if not seconds > 0:
+        raise ValueError(f"${PROBE_TIMEOUT_ENV} must be a positive number of seconds, got {raw!r}")
+    return seconds
 
 
 def worker_command(python: Path | str, backend: str, repo: Path | None, *extra: str) -> list[str]:

@@ -24,6 +24,7 @@ from lmms_eval_unify.generation.worker import (
     WorkerError,
     missing_environment,
     missing_in_environment,
+    probe_timeout,
     stale_environment_warning,
     start_backend,
 )
@@ -232,3 +233,11 @@ def test_a_model_environment_created_from_scratch_runs_the_official_style_code_b
     pins.write_text("huggingface-hub==0.36.1\n")  # the pins moved on since the environment was made
     warning = stale_environment_warning(python)
     assert warning and "made from other pins" in warning and "env create standin" in warning
+
+
+def test_a_malformed_probe_deadline_is_named_not_replaced(monkeypatch):
+    monkeypatch.setenv("LMMS_EVAL_UNIFY_PROBE_TIMEOUT", "soon")
+    with pytest.raises(ValueError, match="LMMS_EVAL_UNIFY_PROBE_TIMEOUT must be a positive number"):
+        probe_timeout()
+    monkeypatch.setenv("LMMS_EVAL_UNIFY_PROBE_TIMEOUT", "7.5")
+    assert probe_timeout() == 7.5
