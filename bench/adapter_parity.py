@@ -42,6 +42,8 @@ def checkout_problem(model: str, official: str | None) -> str | None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # random weights decode to any characters: print them escaped where the locale cannot encode them
+    sys.stdout.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], add_help=False)
     parser.add_argument("--model", required=True, choices=MODELS)
     parser.add_argument("--official")

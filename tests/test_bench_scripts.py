@@ -309,6 +309,7 @@ def test_adapter_parity_names_a_folder_that_is_not_the_official_checkout(model, 
 def test_adapter_parity_of_qwen_image_edit_is_identical_to_the_model_cards_call(tmp_path):
     """The one parity bench whose reference is installed here (diffusers' pipeline, the model card's call)."""
     bench = [sys.executable, str(BENCH / "adapter_parity.py"), "--model", "qwen_image_edit", "--work", str(tmp_path)]
-    done = subprocess.run(bench, capture_output=True, text=True, timeout=900, env={**os.environ, "HF_HUB_OFFLINE": "1"})
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "PYTHONIOENCODING": "ascii"}  # prints in an ASCII locale too
+    done = subprocess.run(bench, capture_output=True, text=True, timeout=900, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     assert done.stdout.strip().splitlines()[-1] == "qwen_image_edit: 4/4 identical", done.stdout

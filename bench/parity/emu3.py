@@ -967,10 +967,11 @@ def reference_python(work: Path, env: str | None) -> str:
     if env:
         path = Path(env)
         return str(path / "bin" / "python" if path.is_dir() else path)
-    from lmms_eval_unify.generation.environments import MARKER, create_environment
+    from lmms_eval_unify.generation.environments import create_environment
+    from lmms_eval_unify.generation.worker import ENVIRONMENT_MARKER
 
     target = work / "env"
-    marker = target / MARKER
+    marker = target / ENVIRONMENT_MARKER
     pins_sha = hashlib.sha256(PINS.read_bytes()).hexdigest()
     if marker.is_file() and json.loads(marker.read_text()).get("pins_sha256") == pins_sha:
         return str(target / "bin" / "python")

@@ -592,13 +592,14 @@ def _sha(*parts: str | bytes) -> str:
 
 def reference_python(work: Path, env: str | None) -> Path:
     """The reference environment's interpreter: ``env`` (folder or python), else ``<work>/env`` (made once)."""
-    from lmms_eval_unify.generation.environments import MARKER, create_environment
+    from lmms_eval_unify.generation.environments import create_environment
+    from lmms_eval_unify.generation.worker import ENVIRONMENT_MARKER
 
     if env:
         path = Path(env).expanduser()
         return path if path.is_file() else path / "bin" / "python"
     target = (work / "env").resolve()
-    marker = target / MARKER
+    marker = target / ENVIRONMENT_MARKER
     if marker.is_file() and json.loads(marker.read_text()).get("pins_sha256") == _sha(PINS.read_bytes()):
         return target / "bin" / "python"
     print(f"creating the reference environment in {target} from {PINS} ...", file=sys.stderr)
