@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import os
 import sys
 from pathlib import Path
 
@@ -44,6 +45,7 @@ def checkout_problem(model: str, official: str | None) -> str | None:
 def main(argv: list[str] | None = None) -> int:
     # random weights decode to any characters: print them escaped where the locale cannot encode them
     sys.stdout.reconfigure(errors="backslashreplace")  # type: ignore[union-attr]
+    os.environ["PYTHONIOENCODING"] = "utf-8:backslashreplace"  # the official scripts' output goes to log files
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0], add_help=False)
     parser.add_argument("--model", required=True, choices=MODELS)
     parser.add_argument("--official")
