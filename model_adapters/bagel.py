@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lmms_eval_unify.model_adapters.official.bagel_backend import CHECKED_COMMIT, WEIGHT_FILES
-from lmms_eval_unify.model_adapters.official_code import OfficialCode, weights_folder
+from lmms_eval_unify.model_adapters.official_code import OfficialCode, RunsOfficialCode, weights_folder
 from PIL import Image
 
 from lmms_eval_unify.generation.adapter import (
@@ -59,12 +59,13 @@ class BagelSettings(ModelSettings):
     """Caps every task's ``max_new_tokens`` (``None``: the task's value)."""
 
 
-class Bagel(UnifiedModel):
+class Bagel(RunsOfficialCode, UnifiedModel):
     """BAGEL-7B-MoT: understanding, text-to-image and editing, natively interleaved."""
 
     model_id = "bagel"
     capabilities = UNDERSTAND_AND_GENERATE
     settings_class = BagelSettings
+    official = OFFICIAL
     settings: BagelSettings
 
     @classmethod

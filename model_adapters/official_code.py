@@ -13,13 +13,14 @@ import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from loguru import logger
 
 from lmms_eval_unify.generation.adapter import (
     Backend,
     Missing,
+    environment_python,
     missing_environment,
     missing_in_environment,
     start_backend,
@@ -120,7 +121,7 @@ class OfficialCode:
         problems += missing_environment(self.model_id, settings.env)
         if problems:
             return None, problems
-        root = Path(str(settings.repo_path or os.environ.get(self.env_var))).expanduser().resolve()
+        root = self.checkout(settings)
         warning = other_commit_warning(self.model_id, root, self.checked_commit)
         if warning:
             logger.warning(warning)
@@ -134,6 +135,26 @@ class OfficialCode:
             return problems
         return missing_in_environment(self.model_id, settings.env, self.backend, root, configuration)
 
+    def checkout(self, settings: Any) -> Path:
+        """The checkout the ``repo_path`` model argument or ``$env_var`` names."""
+        return Path(str(settings.repo_path or os.environ.get(self.env_var))).expanduser().resolve()
+
+    def provenance(self, settings: Any, backend: Backend) -> dict[str, Any]:
+        """What ran: the checkout and the commit it is at (beside the one the backend was checked against), the
+        environment's interpreter and the package versions the backend reported."""
+        root = self.checkout(settings)
+        python = environment_python(self.model_id, settings.env)
+        return {
+            "official_code": {
+                "url": self.url,
+                "checkout": str(root),
+                "commit": checkout_commit(root),
+                "checked_commit": self.checked_commit,
+                "environment": str(python) if python else "current",
+                "packages": dict(backend.versions),
+            }
+        }
+
     def start(self, settings: Any, configuration: dict[str, Any]) -> Backend:
         """The backend built with ``configuration`` in the model's environment, the checkout first on its
         ``sys.path``."""
@@ -141,3 +162,14 @@ class OfficialCode:
         if root is None:
             raise MissingOfficialCode(f"{problems[0].what}: {problems[0].fix}")
         return start_backend(self.model_id, settings.env, self.backend, root, configuration)
+
+
+class RunsOfficialCode:
+    """An adapter whose primitives call a backend of ``official``: its provenance is the official code's."""
+
+    official: ClassVar[OfficialCode]
+    settings: Any
+    backend: Backend
+
+    def provenance(self) -> dict[str, Any]:
+        return self.official.provenance(self.settings, self.backend)

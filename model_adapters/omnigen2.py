@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lmms_eval_unify.model_adapters.official.omnigen2_backend import CHECKED_COMMIT
-from lmms_eval_unify.model_adapters.official_code import OfficialCode
+from lmms_eval_unify.model_adapters.official_code import OfficialCode, RunsOfficialCode
 from PIL import Image
 
 from lmms_eval_unify.generation.adapter import (
@@ -57,12 +57,13 @@ class OmniGen2Settings(ModelSettings):
     negative_prompt: str = NEGATIVE_PROMPT
 
 
-class OmniGen2(UnifiedModel):
+class OmniGen2(RunsOfficialCode, UnifiedModel):
     """OmniGen2: text-to-image, multi-image editing and chat understanding."""
 
     model_id = "omnigen2"
     capabilities = UNDERSTAND_AND_GENERATE
     settings_class = OmniGen2Settings
+    official = OFFICIAL
     settings: OmniGen2Settings
 
     @classmethod

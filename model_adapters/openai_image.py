@@ -47,9 +47,11 @@ from lmms_eval_unify.generation.adapter import (
     Missing,
     ModelSettings,
     RetryPolicy,
+    ServerFacts,
     UnifiedModel,
     check_image_bytes,
     missing_env,
+    probe_server,
     reply_content,
     run_only,
 )
@@ -226,15 +228,28 @@ class OpenAIImage(UnifiedModel):
             raise ValueError(f"{self.model_id}: max_concurrency must be at least 1, got {settings.max_concurrency}")
         retry = RetryPolicy(max_retries=settings.max_retries)
         urls = [url.strip() for url in (settings.base_url or OPENAI_BASE_URL).split("|") if url.strip()]
-        self.endpoints = [HttpEndpoint(url, api_key, deadline_s=settings.timeout, retry=retry) for url in urls]
+        endpoint = partial(HttpEndpoint, api_key=api_key, deadline_s=settings.timeout, retry=retry)
+        self.endpoints = [endpoint(url, facts=ServerFacts()) for url in urls]
         self.endpoint = self.endpoints[0]
         self.chat_endpoint = (
-            HttpEndpoint(settings.chat_base_url, api_key, deadline_s=settings.timeout, retry=retry)
-            if settings.chat_base_url
-            else self.endpoint
+            endpoint(settings.chat_base_url, facts=ServerFacts()) if settings.chat_base_url else self.endpoint
         )
+        self._server_facts: dict[str, dict[str, object]] = {}
         if not settings.send_seed:
             logger.warning(f"{self.model_id}: images are not reproducible: send_seed=false sends no seed")
+
+    def provenance(self) -> dict[str, Any]:
+        """Per server: what it says of itself (asked once: ``/models`` entries of the models used, ``/version``) and
+        what its replies revealed so far (server and version headers, the ``model`` and ``system_fingerprint``
+        fields)."""
+        servers = []
+        for endpoint in dict.fromkeys([*self.endpoints, self.chat_endpoint]):
+            if endpoint.base_url not in self._server_facts:
+                models = (self.settings.model, self.settings.chat_model)
+                self._server_facts[endpoint.base_url] = probe_server(endpoint, models)
+            replies = endpoint.facts.as_dict() if endpoint.facts is not None else {}
+            servers.append({**self._server_facts[endpoint.base_url], "replies": replies})
+        return {"servers": servers}
 
     def understand(self, images: list[Image.Image], prompt: str, **decoding: Any) -> str:
         content: list[dict[str, Any]] = [{"type": "image_url", "image_url": {"url": data_url(im)}} for im in images]

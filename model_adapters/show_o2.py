@@ -19,7 +19,7 @@ from typing import Any
 
 from lmms_eval_unify.model_adapters.hf_common import TEXT_ONLY_GENERATION_NOTE, OnceLogger
 from lmms_eval_unify.model_adapters.official.show_o2_backend import CHECKED_COMMIT
-from lmms_eval_unify.model_adapters.official_code import MissingOfficialCode, OfficialCode
+from lmms_eval_unify.model_adapters.official_code import MissingOfficialCode, OfficialCode, RunsOfficialCode
 from PIL import Image
 
 from lmms_eval_unify.generation.adapter import (
@@ -64,13 +64,14 @@ class ShowO2Settings(ModelSettings):
     max_new_tokens: int = 300
 
 
-class ShowO2(UnifiedModel):
+class ShowO2(RunsOfficialCode, UnifiedModel):
     """Show-o2 1.5B/7B: single-image understanding and text-to-image."""
 
     model_id = "show_o2"
     capabilities = UNDERSTAND_AND_GENERATE
     max_input_images = 1
     settings_class = ShowO2Settings
+    official = OFFICIAL
     settings: ShowO2Settings
 
     @classmethod

@@ -17,13 +17,15 @@ the modules behind it can move without breaking them (docs/adding_a_model.md):
 * for official code that runs in the model's own environment (docs/architecture.md): :func:`start_backend` (a
   backend class in a worker of that environment, or in this process), :class:`Backend` (what it returns),
   :class:`WorkerError`, :func:`missing_environment` and :func:`missing_in_environment` (the preflight's checks
-  of that environment);
+  of that environment), :func:`environment_python` (its interpreter);
 * for models behind an HTTP API, the judge client's rules: :class:`DeadlineClient` (a deadline on each whole
   request, no redirects; :class:`DeadlineExceeded` when it passes), :func:`redirect_error`, :func:`read_body` (a
   body within the gate's limit), :func:`redact` (an API key in any encoding), :class:`RetryPolicy`,
   ``RETRYABLE_STATUS`` and :func:`parse_retry_after` (what is retried, how long to wait), :func:`parse_json`
   (a reply body, or the gate's :class:`Refused`), :func:`reply_content` (the text of a chat-completions reply),
-  and :func:`check_image_bytes` (an encoded image within the gate's limits, checked before decoding).
+  :func:`check_image_bytes` (an encoded image within the gate's limits, checked before decoding), and for
+  :meth:`UnifiedModel.provenance`, :class:`ServerFacts` (what replies reveal of their server) and
+  :func:`probe_server` (what a server says of itself: listed models, version).
 """
 
 from lmms_eval_unify.gate import Refused, parse_json
@@ -52,6 +54,7 @@ from lmms_eval_unify.generation.settings import PARSE, ModelArgumentError, Model
 from lmms_eval_unify.generation.worker import (
     Backend,
     WorkerError,
+    environment_python,
     missing_environment,
     missing_in_environment,
     start_backend,
@@ -67,7 +70,9 @@ from lmms_eval_unify.judges.http import (
     EndpointError,
     HttpEndpoint,
     RetryPolicy,
+    ServerFacts,
     parse_retry_after,
+    probe_server,
     read_body,
     redact,
     redirect_error,
@@ -78,6 +83,7 @@ from lmms_eval_unify.output.record import SCHEMA, UnifiedOutput, clean_text
 __all__ = [
     "Backend",
     "WorkerError",
+    "environment_python",
     "missing_environment",
     "missing_in_environment",
     "missing_weight_file",
@@ -102,6 +108,7 @@ __all__ = [
     "ModelSettings",
     "Refused",
     "RetryPolicy",
+    "ServerFacts",
     "UnifiedModel",
     "UnifiedOutput",
     "check_image_bytes",
@@ -115,6 +122,7 @@ __all__ = [
     "model_missing",
     "parse_json",
     "parse_retry_after",
+    "probe_server",
     "read_body",
     "redact",
     "redirect_error",

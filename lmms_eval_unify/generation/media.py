@@ -21,6 +21,29 @@ from lmms_eval_unify.gate import Refused, join, read_json
 from lmms_eval_unify.integration.run_context import media_base
 from lmms_eval_unify.output.record import UnifiedOutput
 
+MODEL_FILE = "model.json"
+"""A configuration's ``describe()``, in its media folder, with the :data:`MODEL_PROVENANCE_KEY` list beside it."""
+MODEL_PROVENANCE_KEY = "provenance"
+MAX_PROVENANCE_ENTRIES = 20
+"""The newest distinct provenance entries a ``model.json`` keeps (resumed runs of one configuration)."""
+
+
+def merged_provenance(earlier: object, entry: dict[str, Any], replacing: dict[str, Any] | None) -> list[Any]:
+    """The provenance list of a ``model.json`` once ``entry`` is recorded: it replaces ``replacing`` (what this
+    process wrote before) when that is the newest entry, is dropped when equal to the newest, else is appended;
+    only the newest :data:`MAX_PROVENANCE_ENTRIES` are kept. An empty ``entry`` records nothing."""
+    entries = list(earlier) if isinstance(earlier, list) else []
+    if entries and replacing is not None and entries[-1] == replacing:
+        entries.pop()
+    if entry and (not entries or entries[-1] != entry):
+        entries.append(entry)
+    return entries[-MAX_PROVENANCE_ENTRIES:]
+
+
+def model_file_text(description: dict[str, Any], provenance: list[Any]) -> str:
+    """The text of a ``model.json``: ``describe()`` and the provenance list under :data:`MODEL_PROVENANCE_KEY`."""
+    return json.dumps({**description, MODEL_PROVENANCE_KEY: provenance}, indent=1, default=str)
+
 
 def resolve_output_root(explicit: str | None = None) -> Path:
     """The media base directory, following the documented precedence."""

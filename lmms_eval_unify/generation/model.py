@@ -25,9 +25,18 @@ from loguru import logger
 from PIL import Image
 from tqdm import tqdm
 
+from lmms_eval_unify import gate
 from lmms_eval_unify.generation.devices import resolve_device, resolve_dtype
 from lmms_eval_unify.generation.engine import Pending, run_lockstep
-from lmms_eval_unify.generation.media import MediaStore, configuration_folder, resolve_output_root
+from lmms_eval_unify.generation.media import (
+    MODEL_FILE,
+    MODEL_PROVENANCE_KEY,
+    MediaStore,
+    configuration_folder,
+    merged_provenance,
+    model_file_text,
+    resolve_output_root,
+)
 from lmms_eval_unify.generation.primitives import UNDERSTAND_VIDEO, RequestInfo
 from lmms_eval_unify.generation.protocols import (
     PROTOCOLS,
@@ -46,6 +55,7 @@ from lmms_eval_unify.integration import run_status
 from lmms_eval_unify.integration.run_context import trust_media_root
 from lmms_eval_unify.integration.task import UnifyTask
 from lmms_eval_unify.output.record import UnifiedOutput, clean_text
+from lmms_eval_unify.writes import atomic_write_text
 
 TEXT_ANSWER_PROTOCOLS = frozenset({"direct", "generate_then_answer"})
 """Protocols whose result lmms-eval's own tasks read as plain text (its GtA models return the stage-2 answer)."""
@@ -114,6 +124,7 @@ class UnifiedModel(lmms):
         self._media: MediaStore | None = None
         self.resumed = 0
         self.request: RequestInfo | None = None
+        self._recorded: dict[str, Any] | None = None
 
     @property
     def media(self) -> MediaStore:
@@ -123,10 +134,39 @@ class UnifiedModel(lmms):
             folder = configuration_folder(self.model_id, self.describe())
             self._media = MediaStore(resolve_output_root(self._output_dir) / folder)
             self._media.root.mkdir(parents=True, exist_ok=True)
-            (self._media.root / "model.json").write_text(json.dumps(self.describe(), indent=1, default=str))
             trust_media_root(self._media.root)
+            self.record_provenance()
             logger.info("{}: outputs under {}", self.model_id, self._media.root)
         return self._media
+
+    def provenance(self) -> dict[str, Any]:
+        """What this run learns about the model that ``describe()`` cannot say and that does not identify the
+        configuration: the server, version and weights revision a served model answered from, the commit of the
+        official code. Recorded in ``model.json`` (:meth:`record_provenance`) and the leaderboard manifest; the
+        default, for models that reveal nothing at run time, is empty."""
+        return {}
+
+    def record_provenance(self) -> None:
+        """(Re)write ``model.json``: ``describe()`` and the provenance list, this process's entry the newest
+        (:func:`merged_provenance`). Rank 0 records provenance; the other processes write the file only when it
+        is absent. Called when the media folder is made and after each ``generate_until``."""
+        path = self.media.root / MODEL_FILE
+        if self.rank != 0:
+            if not path.exists():
+                atomic_write_text(path, model_file_text(self.describe(), []))
+            return
+        try:
+            saved = gate.read_json(path, "data_file", [self.media.root])
+        except gate.Refused:  # absent, or not a file we wrote: started afresh
+            saved = {}
+        earlier = saved.get(MODEL_PROVENANCE_KEY) if isinstance(saved, dict) else []
+        try:
+            entry = self.provenance()
+        except Exception as exc:  # noqa: BLE001 - what the model reveals must never fail the run
+            logger.warning("{}: provenance not recorded: {}: {}", self.model_id, type(exc).__name__, exc)
+            entry = {"error": f"{type(exc).__name__}: {exc}"}
+        atomic_write_text(path, model_file_text(self.describe(), merged_provenance(earlier, entry, self._recorded)))
+        self._recorded = entry or None
 
     @property
     def model_args(self) -> dict[str, Any]:
@@ -199,6 +239,8 @@ class UnifiedModel(lmms):
                 len(requests),
                 self.media.root,
             )
+        if self._media is not None:
+            self.record_provenance()
         return [responses[i] for i in range(len(requests))]
 
     def generate_visual_cot(self, requests: list[Instance]) -> list[str]:

@@ -41,7 +41,8 @@ from typing import Any, TextIO
 
 IMAGE_KEY = "__image__"
 REPORTED_PACKAGES = ("torch", "transformers", "diffusers", "huggingface-hub", "accelerate", "tokenizers")
-"""Packages whose versions the worker reports once it is ready (recorded in the run's ``describe()``)."""
+"""Packages whose versions the worker reports once it is ready (recorded in the provenance of the run's
+``model.json``)."""
 
 
 def package_versions(names: tuple[str, ...] = REPORTED_PACKAGES) -> dict[str, str]:

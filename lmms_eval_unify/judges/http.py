@@ -30,11 +30,11 @@ import re
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator, Mapping
 from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any, TypeVar
-from urllib.parse import quote, quote_plus
+from urllib.parse import quote, quote_plus, urlsplit, urlunsplit
 
 import httpx
 from loguru import logger
@@ -267,13 +267,60 @@ class _Retryable(Exception):
         self.retry_after = retry_after
 
 
+REVEALING_HEADER = re.compile(r"server|.*(version|revision|model|fingerprint).*", re.IGNORECASE)
+"""Reply headers that say which server, version or model answered (``server``, ``openai-version``,
+``x-model-revision``, ...)."""
+REVEALING_FIELDS = ("model", "system_fingerprint")
+"""Top-level reply fields that say which model and server build answered."""
+MAX_FACT_CHARS = 200
+MAX_FACT_VALUES = 8
+"""Distinct values kept per fact: a fact that changes with every reply (a bad header) stays bounded."""
+
+
+def server_root(base_url: str) -> str:
+    """The server's root of an OpenAI-compatible base URL: ``http://h:8000/v1`` -> ``http://h:8000``."""
+    base = base_url.rstrip("/")
+    return base.removesuffix("/v1") if base.endswith("/v1") else base
+
+
+class ServerFacts:
+    """What a server's replies reveal about it, collected across requests (thread-safe): the revealing headers
+    (:data:`REVEALING_HEADER`) and fields (:data:`REVEALING_FIELDS`), each with its distinct values."""
+
+    def __init__(self) -> None:
+        self._values: dict[str, set[str]] = {}
+        self._lock = threading.Lock()
+
+    def note_headers(self, headers: Mapping[str, str]) -> None:
+        self._note(
+            {f"header {name.lower()}": value for name, value in headers.items() if REVEALING_HEADER.fullmatch(name)}
+        )
+
+    def note_body(self, body: object) -> None:
+        if isinstance(body, dict):
+            self._note({name: body[name] for name in REVEALING_FIELDS if isinstance(body.get(name), str | int | float)})
+
+    def _note(self, found: Mapping[str, object]) -> None:
+        with self._lock:
+            for name, value in found.items():
+                values = self._values.setdefault(name, set())
+                if len(values) < MAX_FACT_VALUES:
+                    values.add(str(value)[:MAX_FACT_CHARS])
+
+    def as_dict(self) -> dict[str, list[str]]:
+        """Each fact with its distinct values, sorted."""
+        with self._lock:
+            return {name: sorted(values) for name, values in sorted(self._values.items())}
+
+
 class HttpEndpoint:
     """One OpenAI-compatible server under the rules of this module: each attempt within ``deadline_s`` as a
     whole, redirects refused, HTTP 408/409/429/5xx, deadlines, connection errors and malformed 200 replies
     retried per ``retry`` (a ``Retry-After`` setting the least wait), a body over the gate's limit of its kind
     refused at once, the key redacted from every error before it is cut. At most ``concurrency`` attempts are
     on the wire at once (None: no bound); failures raise ``error`` (an :class:`EndpointError`); ``sleep`` waits
-    between attempts (tests record the waits instead); ``label`` names the requests in retry warnings."""
+    between attempts (tests record the waits instead); ``label`` names the requests in retry warnings; ``facts``, when
+    given, collects what every successful reply reveals of the server (:class:`ServerFacts`)."""
 
     def __init__(
         self,
@@ -286,6 +333,7 @@ class HttpEndpoint:
         error: type[EndpointError] = EndpointError,
         label: str = "model",
         sleep: Callable[[float], None] = time.sleep,
+        facts: ServerFacts | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.retry = retry
@@ -296,14 +344,36 @@ class HttpEndpoint:
         self._slots = threading.BoundedSemaphore(concurrency) if concurrency else None
         self._error = error
         self._label = label
+        self.facts = facts
 
     def post(self, path: str, kind: Kind, parse: Callable[[object], Parsed], **request: Any) -> Parsed:
         """``parse`` of the JSON reply of ``POST <base_url>/<path>`` (``json=``, or ``data=``/``files=``), its body
         limited as ``kind``; ``parse`` raises ``ValueError`` for a malformed reply (retried)."""
         url = f"{self.base_url}/{path}"
-        return self._attempts(
-            lambda: self._send("POST", url, self._auth, kind, lambda raw: parse(parse_json(raw, url)), request)
-        )
+        return self._attempts(lambda: self._send("POST", url, self._auth, kind, self._json(parse, url), request))
+
+    def get(self, path: str, kind: Kind, parse: Callable[[object], Parsed], *, retry: bool = True) -> Parsed:
+        """``parse`` of the JSON reply of ``GET <base_url>/<path>`` (a path starting with ``/`` is taken from the
+        server's root: ``/version``), with the API key; one attempt only unless ``retry``."""
+        url = f"{server_root(self.base_url)}{path}" if path.startswith("/") else f"{self.base_url}/{path}"
+        send = functools.partial(self._send, "GET", url, self._auth, kind, self._json(parse, url), {})
+        if retry:
+            return self._attempts(send)
+        try:
+            return send()
+        except (_Retryable, EndpointError) as exc:
+            raise self._error(redact(str(exc), self._api_key)) from None
+
+    def _json(self, parse: Callable[[object], Parsed], url: str) -> Callable[[bytes], Parsed]:
+        """``parse`` of a reply body read as JSON, the body shown to :attr:`facts` first."""
+
+        def parsed(raw: bytes) -> Parsed:
+            body = parse_json(raw, url)
+            if self.facts is not None:
+                self.facts.note_body(body)
+            return parse(body)
+
+        return parsed
 
     def download(self, url: str, kind: Kind) -> bytes:
         """The bytes at ``url`` (a file a reply points to), fetched without the API key."""
@@ -358,6 +428,8 @@ class HttpEndpoint:
             raise _Retryable(f"HTTP {response.status_code}: {self._excerpt(raw)}", retry_after)
         if response.status_code >= 400:
             raise EndpointError(f"HTTP {response.status_code}: {self._excerpt(raw)}")
+        if self.facts is not None:
+            self.facts.note_headers(response.headers)
         try:
             return parse(raw)
         except (Refused, ValueError) as exc:
@@ -367,3 +439,61 @@ class HttpEndpoint:
     def _excerpt(self, raw: bytes, chars: int = ERROR_EXCERPT_CHARS) -> str:
         """The start of a body for an error message: the key is redacted from the whole text, then it is cut."""
         return redact(raw.decode("utf-8", errors="replace"), self._api_key)[:chars]
+
+
+# --------------------------------------------------------------------------- provenance
+SNAPSHOT_REVISION = re.compile(r"/snapshots/(?P<revision>[0-9a-f]{40})(?:/|$)")
+"""A Hugging Face cache snapshot folder in a served model's path: its name is the weights' commit."""
+LISTED_MODEL_FIELDS = ("id", "owned_by", "root", "parent", "max_model_len", "revision")
+
+
+def listed_models(body: object, wanted: Collection[str]) -> list[dict[str, object]]:
+    """The entries of a ``GET /models`` reply whose id is ``wanted``: their revealing fields
+    (:data:`LISTED_MODEL_FIELDS`), with the ``revision`` read from a Hugging Face snapshot path in ``root`` when the
+    server names none; ``ValueError`` when the reply is no model list."""
+    data = body.get("data") if isinstance(body, dict) else None
+    if not isinstance(data, list):
+        raise ValueError("the reply has no model list")
+    found = []
+    for item in data:
+        if not (isinstance(item, dict) and item.get("id") in wanted):
+            continue
+        entry = {name: item[name] for name in LISTED_MODEL_FIELDS if isinstance(item.get(name), str | int)}
+        snapshot = SNAPSHOT_REVISION.search(str(item.get("root", "")))
+        if snapshot and "revision" not in entry:
+            entry["revision"] = snapshot["revision"]
+        found.append(entry)
+    return found
+
+
+def server_version(body: object) -> str:
+    """The ``version`` of a ``GET /version`` reply (vLLM, SGLang)."""
+    version = body.get("version") if isinstance(body, dict) else None
+    if not isinstance(version, str | int | float):
+        raise ValueError("the reply has no version")
+    return str(version)[:MAX_FACT_CHARS]
+
+
+def public_url(url: str) -> str:
+    """``url`` without the user and password it may carry."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit(parts._replace(netloc=netloc)) if parts.username or parts.password else url
+
+
+def probe_server(endpoint: HttpEndpoint, model_ids: Collection[str]) -> dict[str, object]:
+    """What a server says of itself, asked once per question and never retried: its public URL, the ``model_ids``
+    it lists (``GET /models``: owner, path, revision) and its version (``GET /version``); what it does not reveal
+    is recorded as such, with the reason."""
+    found: dict[str, object] = {"base_url": public_url(endpoint.base_url)}
+    questions: dict[str, tuple[str, Callable[[object], object]]] = {
+        "models": ("models", lambda body: listed_models(body, set(model_ids))),
+        "version": ("/version", server_version),
+    }
+    for name, (path, parse) in questions.items():
+        try:
+            found[name] = endpoint.get(path, "record", parse, retry=False)
+        except EndpointError as exc:
+            found[name] = f"not revealed: {str(exc)[:MAX_FACT_CHARS]}"
+    return found

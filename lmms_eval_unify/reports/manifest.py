@@ -1,10 +1,12 @@
 """The leaderboard's ``manifest.json``: for every row, the full recipe behind its numbers.
 
 Per row (one model configuration): the run folders and results files it was read from, the model's arguments
-and configuration (``describe()`` of our adapters), seeds and decoding settings of each run, and per task the
-run it came from, its samples and items (limit, offset, dataset size, item fingerprint, dataset), its scorer
-version and variant, and the judges with their templates. Beside the rows: the version and commit of
-lmms-eval-unify and of lmms-eval that built the table, and the command. Every table's notes point to it.
+and configuration (``describe()`` of our adapters), what the runs learnt of the model beyond it (the provenance
+in its ``model.json``: the server, version and weights revision that answered, the official code's commit), seeds
+and decoding settings of each run, and per task the run it came from, its samples and items (limit, offset,
+dataset size, item fingerprint, dataset), its scorer version and variant, and the judges with their templates.
+Beside the rows: the version and commit of lmms-eval-unify and of lmms-eval that built the table, and the
+command. Every table's notes point to it.
 """
 
 from __future__ import annotations
@@ -61,6 +63,7 @@ def row_record(model: ModelResults) -> dict[str, object]:
         "config_id": model.config_id,
         "distinction": model.distinction,
         "configuration": model.configuration,
+        "provenance": model.provenance,
         "runs": [run_record(run) for _, run in sorted(runs.items())],
         "tasks": {name: task_record(task) for name, task in sorted(model.runs.items())},
     }

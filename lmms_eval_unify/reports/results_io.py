@@ -30,7 +30,7 @@ from typing import Any, overload
 
 from lmms_eval_unify import gate
 from lmms_eval_unify.benchmarks import BENCHMARKS, part
-from lmms_eval_unify.generation.media import configuration_folder
+from lmms_eval_unify.generation.media import MODEL_PROVENANCE_KEY, configuration_folder
 from lmms_eval_unify.integration.provenance import PROVENANCE_KEY
 from lmms_eval_unify.integration.rescore import saved_media_roots
 from lmms_eval_unify.output.record import parse_output
@@ -134,6 +134,9 @@ class ModelResults:
     model's only configuration."""
     runs: dict[str, TaskRun] = field(default_factory=dict)
     """Task -> what its samples rest on (the run they came from, items, scorer version, judges)."""
+    provenance: list[object] = field(default_factory=list)
+    """What the runs learnt about the model beyond its configuration (``UnifiedModel.provenance``: server and
+    version, weights revision, official code's commit), each distinct entry once, oldest first."""
 
     def supported(self, task: str) -> Sequence[Mapping] | None:
         """The task's rows, or None if the model did not run it or could not do it."""
@@ -205,8 +208,9 @@ def record_root(rows: Iterable[Mapping]) -> str:
 
 
 def described(root: str, results_file: Path) -> dict[str, object] | None:
-    """``describe()`` from the configuration's ``model.json``: in the recorded folder, or in a folder of the
-    same name under ``unify_media`` beside the results file or one level up (a moved run); None if absent."""
+    """The configuration's ``model.json`` (``describe()`` and its provenance list): in the recorded folder, or in
+    a folder of the same name under ``unify_media`` beside the results file or one level up (a moved run); None
+    if absent."""
     name = Path(root).name
     media = saved_media_roots([results_file.parent])  # read through the gate, only in the run's media folders
     for folder in (Path(root), *(base / name for base in media)):
@@ -219,16 +223,23 @@ def described(root: str, results_file: Path) -> dict[str, object] | None:
     return None
 
 
-def configuration(results: Mapping, results_file: Path, rows: Iterable[Mapping]) -> tuple[dict[str, object], str]:
-    """(what the run's model configuration is, its hash): our adapters' media folder hash and ``describe()``
-    when the records name the folder, else the ``--model`` name with the ``--model_args`` and their hash (the
-    same recipe, sha256 of the sorted JSON)."""
+def configuration(
+    results: Mapping, results_file: Path, rows: Iterable[Mapping]
+) -> tuple[dict[str, object], str, list[object]]:
+    """(what the run's model configuration is, its hash, its provenance list): our adapters' media folder hash,
+    ``describe()`` and provenance from ``model.json`` when the records name the folder, else the ``--model`` name
+    with the ``--model_args`` and their hash (the same recipe, sha256 of the sorted JSON) and no provenance."""
     config = results.get("config") or {}
     arguments = {"model": config.get("model") or "", **parse_model_args(config.get("model_args"))}
     root = record_root(rows)
-    if root:
-        return described(root, results_file) or arguments, CONFIGURATION_FOLDER.match(Path(root).name)["hash"]
-    return arguments, configuration_folder("", arguments).rpartition("-")[2]
+    if not root:
+        return arguments, configuration_folder("", arguments).rpartition("-")[2], []
+    config_hash = CONFIGURATION_FOLDER.match(Path(root).name)["hash"]
+    found = described(root, results_file)
+    if found is None:
+        return arguments, config_hash, []
+    provenance = found.pop(MODEL_PROVENANCE_KEY, [])
+    return found, config_hash, provenance if isinstance(provenance, list) else []
 
 
 def load_results(paths: Sequence[Path], warn=sys.stderr, drop: Collection[str] = ()) -> dict[str, ModelResults]:
@@ -259,10 +270,12 @@ def load_results(paths: Sequence[Path], warn=sys.stderr, drop: Collection[str] =
                 continue
             tasks[task] = read_samples(samples_file)
         label = model_label(results)
-        described_as, config_hash = configuration(results, results_file, (r for rows in tasks.values() for r in rows))
+        rows_read = (r for rows in tasks.values() for r in rows)
+        described_as, config_hash, provenance = configuration(results, results_file, rows_read)
         config_id = f"{label}@{config_hash}"
         entry = models.setdefault(config_id, ModelResults(label, configuration=described_as, config_id=config_id))
         entry.sources.append(results_file)
+        entry.provenance += [item for item in provenance if item not in entry.provenance]
         run = RunInfo.of(results, results_file)
         for task, rows in tasks.items():
             part = task_run(results, task, rows, run)

@@ -15,7 +15,8 @@ index in the reply (:func:`drawn_image`): equal seeds give equal images, a reque
 :meth:`OpenAICompatServer.serve_chat_images` makes chat completions answer a request whose ``modalities`` name
 ``image`` with ``n`` such images (prompt = the request's text, inputs = its image parts), in one of the two shapes
 served models use: OpenRouter's ``message.images`` list, or image parts in ``message.content`` (vLLM-Omni), each
-as a data URL or as a file URL.
+as a data URL or as a file URL. :meth:`OpenAICompatServer.reveal` makes the server say who it is, as vLLM does
+(``GET /v1/models``, ``GET /version``, reply headers).
 
 The server binds to 127.0.0.1 on a free port, runs in daemon threads and stops itself after
 ``max_lifetime_s`` even if a test forgets to stop it.
@@ -238,6 +239,12 @@ class OpenAICompatServer:
         self.chat_image_shape: str | None = None
         """``images`` (OpenRouter's ``message.images``) or ``content`` (image parts): chat answers images."""
         self.chat_image_url = "data"
+        self.listed_models: list[dict[str, Any]] = []
+        """What ``GET /v1/models`` lists (:meth:`reveal`)."""
+        self.version: str | None = None
+        """What ``GET /version`` answers (vLLM's ``{"version": ...}``); ``None``: 404."""
+        self.reply_headers: dict[str, str] = {}
+        """Headers added to every reply (``x-model-revision``, ...)."""
         self._httpd: ThreadingHTTPServer | None = None
         self._timer: threading.Timer | None = None
 
@@ -265,6 +272,14 @@ class OpenAICompatServer:
             raise ValueError(f"shape must be images or content and url data or file, got {shape!r}, {url!r}")
         self.chat_image_shape, self.chat_image_url = shape, url
         self.add_route("/v1/images/files", self._image_file, method="GET", public=True)
+        return self
+
+    def reveal(
+        self, models: Iterable[dict[str, Any]], version: str | None = None, headers: dict[str, str] | None = None
+    ) -> OpenAICompatServer:
+        """Tell who is serving, as vLLM does: ``GET /v1/models`` lists ``models``, ``GET /version`` answers
+        ``version``, every reply carries ``headers`` (neither GET is counted or recorded)."""
+        self.listed_models, self.version, self.reply_headers = list(models), version, dict(headers or {})
         return self
 
     def inject(self, faults: Iterable[Fault]) -> None:
@@ -483,7 +498,9 @@ def _handler_class(server: OpenAICompatServer) -> type[BaseHTTPRequestHandler]:
             if ("GET", url.path) in server._routes:
                 self._serve("GET", url.path, {"query": parse_qs(url.query)})
             elif url.path.rstrip("/") == "/v1/models":
-                self._send(Reply(200, {"object": "list", "data": []}))
+                self._send(Reply(200, {"object": "list", "data": server.listed_models}))
+            elif url.path == "/version" and server.version is not None:
+                self._send(Reply(200, {"version": server.version}))
             else:
                 self._send(Reply(404, {"error": {"message": "not found"}}))
 
@@ -526,7 +543,7 @@ def _handler_class(server: OpenAICompatServer) -> type[BaseHTTPRequestHandler]:
                 status = outcome.status
             else:
                 payload = outcome.body if isinstance(outcome.body, bytes) else json.dumps(outcome.body).encode()
-                headers, status = dict(outcome.headers), outcome.status
+                headers, status = {**server.reply_headers, **outcome.headers}, outcome.status
             headers.setdefault("Content-Type", "application/json")
             if isinstance(outcome, Reply) and outcome.drip_s:
                 self._drip(status, payload, headers["Content-Type"], outcome.drip_s, outcome.drip_body_only)

@@ -49,3 +49,18 @@ def test_a_corrupt_or_deeply_nested_saved_record_is_run_again(tmp_path):
     for text in ("[" * 100_000 + "]" * 100_000, '{"schema": 1', '{"protocol": [1, 2]}'):
         record.write_text(text)
         assert store.load_record("t", 1, "abc") is None
+
+
+def test_merged_provenance_appends_new_facts_replaces_this_processes_own_and_keeps_the_newest():
+    from lmms_eval_unify.generation.media import MAX_PROVENANCE_ENTRIES, merged_provenance
+
+    a, b, c = {"v": 1}, {"v": 2}, {"v": 3}
+    assert merged_provenance(None, a, None) == [a]
+    assert merged_provenance([a], a, None) == [a]  # a resumed run against the same server adds nothing
+    assert merged_provenance([a], b, None) == [a, b]
+    assert merged_provenance([a, b], c, b) == [a, c]  # what this process learnt since it wrote b
+    assert merged_provenance([a, b], a, b) == [a]
+    assert merged_provenance([a, b], c, a) == [a, b, c]  # another run wrote since: never drop its entry
+    assert merged_provenance("garbage", {}, None) == []
+    many = [{"v": i} for i in range(MAX_PROVENANCE_ENTRIES)]
+    assert merged_provenance(many, c, None) == [*many[1:], c]

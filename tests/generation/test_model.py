@@ -1,6 +1,7 @@
 """Bad model output through the real lmms-eval evaluator: every kind scores 0 with a reason; the run ends."""
 
 import pytest
+from conftest import make_request
 from PIL import Image
 
 from lmms_eval_unify.generation.adapter import UNDERSTAND_AND_GENERATE, UnifiedModel
@@ -190,3 +191,30 @@ def test_settings_convert_strings_and_lmms_eval_values_to_the_field_types():
     assert composed.gen_args == {"k": 1, "s": "x"} and composed.und_args == {}
     with pytest.raises(ModelArgumentError, match=r"composed: missing model arguments \['gen'\]"):
         ComposedSettings.from_model_args("composed", {"und": "a"})
+
+
+def test_provenance_is_recorded_beside_describe_and_a_failing_provenance_never_fails_the_run(scripted):
+    """``model.json`` is ``describe()`` plus the provenance list; other ranks write it only when absent (rank 0's
+    provenance is never overwritten); an adapter whose provenance raises is recorded with the error."""
+    import json
+
+    model = scripted(["a"])
+    model.provenance = lambda: {"server": "s1"}
+    model.generate_until([make_request("q", {})])
+    path = model.media.root / "model.json"
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    assert saved.pop("provenance") == [{"server": "s1"}] and saved == json.loads(json.dumps(model.describe()))
+    other = scripted(["b"])
+    other._rank = 1
+    other.record_provenance()
+    assert json.loads(path.read_text(encoding="utf-8"))["provenance"] == [{"server": "s1"}]
+
+    def broken():
+        raise RuntimeError("server gone")
+
+    failing = scripted(["c"])
+    failing.provenance = broken
+    (response,) = failing.generate_until([make_request("q", {}, doc_id=1)])
+    assert json.loads(response)["text"] == "c"
+    entries = json.loads(path.read_text(encoding="utf-8"))["provenance"]
+    assert entries == [{"server": "s1"}, {"error": "RuntimeError: server gone"}]

@@ -333,3 +333,39 @@ def test_show_o2_answers_are_reproducible_per_sample_seed(show_o2):
         torch.manual_seed(global_seed)
         answers.append([model.understand([image], "which?", seed=seed) for seed in (7, 8)])
     assert answers[0] == answers[1] and answers[0][0] != answers[0][1]
+
+
+def test_the_official_codes_commit_environment_and_packages_are_recorded_in_model_json(monkeypatch, tmp_path):
+    """The checkout's HEAD beside the checked commit, the interpreter and the versions the backend reported reach
+    ``model.json``'s provenance, not ``describe()`` (the same weights and settings stay one configuration)."""
+    import json
+    import subprocess
+
+    from lmms_eval_unify.generation.worker_main import package_versions
+
+    checkout = tmp_path / "OmniGen2"
+    checkout.mkdir()
+    git = ["git", "-C", str(checkout), "-c", "user.name=t", "-c", "user.email=t@t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "x"], check=True)
+    head = subprocess.run([*git, "rev-parse", "HEAD"], capture_output=True, text=True, check=True).stdout.strip()
+    monkeypatch.setattr(OmniGen2, "_load_backend", lambda self: InProcessBackend(FakeOmniGen2Backend()))
+    model = OmniGen2(output_dir=str(tmp_path / "out"), repo_path=str(checkout), env="current")
+    model.task_dict = {"toy": {"test": {0: {}}}}
+    model.generate_until([make_request("draw", {"protocol": "image_only"})])
+    saved = json.loads((model.media.root / "model.json").read_text(encoding="utf-8"))
+    ((_, official),) = saved.pop("provenance")[0].items()
+    assert official["commit"] == head and official["checkout"] == str(checkout.resolve())
+    assert official["checked_commit"] == OmniGen2.official.checked_commit and official["environment"] == "current"
+    assert official["packages"] == package_versions() and "torch" in official["packages"]
+    assert "repo_path" not in saved and "commit" not in json.dumps(saved)
+
+
+@pytest.mark.parametrize(("cls", "env_var"), ADAPTERS)
+def test_every_official_code_adapter_records_its_official_codes_provenance(cls, env_var):
+    import importlib
+
+    from lmms_eval_unify.model_adapters.official_code import RunsOfficialCode
+
+    assert cls.official is importlib.import_module(cls.__module__).OFFICIAL and cls.official.env_var == env_var
+    assert cls.provenance is RunsOfficialCode.provenance  # not UnifiedModel's empty one

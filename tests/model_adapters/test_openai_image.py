@@ -438,3 +438,65 @@ def test_a_cli_run_against_a_served_model_generates_and_scores_its_images(tmp_pa
     # step 1 edits the three inputs, step 2 the three and step 1's image (the protocol's history)
     assert sorted(len(edit.body["files"]) for edit in edits) == [3, 3, 3, 4, 4, 4]
     assert sorted(Counter(edit.body["fields"]["seed"] for edit in edits).values()) == [2, 2, 2]
+
+
+SNAPSHOT = "/models/hub/models--org--served/snapshots/" + "ab12" * 10
+
+
+def test_model_json_records_what_the_servers_reveal_and_the_configuration_stays_the_same(make, server, tmp_path):
+    """``model.json`` keeps ``describe()`` and adds, per server, the listed model with the revision of its snapshot
+    path, the version and what replies revealed (headers, the ``model`` field); the media folder's name, and so
+    the configuration, do not depend on any of it."""
+    server.reveal(
+        [{"id": "served/model", "owned_by": "vllm", "root": SNAPSHOT, "max_model_len": 4096}, {"id": "other"}],
+        version="0.11.0",
+        headers={"x-model-revision": "rev-7"},
+    )
+    model = make(endpoint="chat")
+    server.serve_chat_images("content")
+    model.generate_until([make_request("draw", {"protocol": "image_only"}), make_request("say", {})])
+    saved = json.loads((model.media.root / "model.json").read_text(encoding="utf-8"))
+    (entry,) = saved.pop("provenance")
+    assert saved == json.loads(json.dumps(model.describe(), default=str))
+    (facts,) = entry["servers"]
+    assert facts["base_url"] == server.base_url and facts["version"] == "0.11.0"
+    assert facts["models"] == [
+        {"id": "served/model", "owned_by": "vllm", "root": SNAPSHOT, "max_model_len": 4096, "revision": "ab12" * 10}
+    ]
+    replies = facts["replies"]
+    assert replies["header x-model-revision"] == ["rev-7"] and replies["model"] == ["served/model", "vlm"]
+    assert replies["header server"][0].startswith("BaseHTTP")
+
+
+def test_a_server_that_reveals_nothing_is_recorded_so_and_a_resumed_run_keeps_one_entry(make, server):
+    model = make()
+    model.generate_until([make_request("draw", {"protocol": "image_only"})])
+    again = make()
+    again.generate_until([make_request("draw", {"protocol": "image_only"})])  # resumed: the same facts
+    assert again.media.root == model.media.root
+    saved = json.loads((model.media.root / "model.json").read_text(encoding="utf-8"))
+    (entry,) = saved["provenance"]
+    (facts,) = entry["servers"]
+    assert facts["models"] == [] and facts["version"].startswith("not revealed: HTTP 404")
+    server.reveal([], version="0.12.0")
+    third = make()
+    third.generate_until([make_request("draw again", {"protocol": "image_only"}, doc_id=1)])
+    entries = json.loads((model.media.root / "model.json").read_text(encoding="utf-8"))["provenance"]
+    versions = [entry["servers"][0]["version"] for entry in entries]
+    assert versions[0].startswith("not revealed") and versions[1:] == ["0.12.0"]
+
+
+def test_provenance_reaches_the_leaderboard_manifest(make, server, tmp_path):
+    """What a run learnt of its server is read back with its configuration and written into each row."""
+    from lmms_eval_unify.reports.manifest import row_record
+    from lmms_eval_unify.reports.results_io import ModelResults, configuration
+
+    server.reveal([{"id": "served/model", "root": SNAPSHOT}], version="0.11.0")
+    model = make()
+    response = model.generate_until([make_request("draw", {"protocol": "image_only"})])[0]
+    results_file = tmp_path / "run" / "x_results.json"
+    described, _, provenance = configuration({"config": {"model": "openai_image"}}, results_file,
+                                             [{"filtered_resps": [response]}])  # fmt: skip
+    assert described == json.loads(json.dumps(model.describe(), default=str))  # no provenance in the configuration
+    row = row_record(ModelResults("openai_image", configuration=described, provenance=provenance))
+    assert row["provenance"][0]["servers"][0]["models"][0]["revision"] == "ab12" * 10
