@@ -4,15 +4,19 @@ It builds the model the way lmms-eval does (its registry, ``--model_args`` parse
 one small generated sample through every protocol the adapter's capabilities claim, by the same request
 path as an evaluation (protocol dispatch, media folder, output record), and prints one row per protocol:
 ok or failed, seconds, and what came out. Exit status: 0 when every claimed protocol works, 1 when any
-fails, 2 when the model cannot be built.
+fails, 2 when the model cannot be built. ``--parity B --parity_args …`` compares the adapter with another one
+instead (:mod:`lmms_eval_unify.generation.parity`): exit 0 within the thresholds, 1 beyond them, 2 when either
+model or a metric backbone cannot be built; a JSON report is written as ``parity.json`` in the output folder.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from pathlib import Path
 from typing import Any
 
 from lmms_eval.api.instance import Instance
@@ -23,6 +27,7 @@ from lmms_eval_unify.generation.primitives import UNDERSTAND
 from lmms_eval_unify.generation.protocols import PROTOCOLS
 from lmms_eval_unify.output.media_reader import load_media
 from lmms_eval_unify.output.record import OutputFailure, parse_output
+from lmms_eval_unify.writes import atomic_write_text
 
 SAMPLE_TASK, SAMPLE_SPLIT = "check_adapter", "test"
 
@@ -188,17 +193,79 @@ def format_table(checks: list[ProtocolCheck]) -> str:
     )
 
 
+def parity_main(options: argparse.Namespace, output_dir: Path) -> int:
+    """``--parity B``: the same generated samples and seeds through both adapters, compared
+    (:mod:`lmms_eval_unify.generation.parity`); exit 0 within the thresholds, 1 beyond them, 2 when a model or a
+    metric backbone cannot be built."""
+    from lmms_eval_unify import metrics
+    from lmms_eval_unify.generation.parity import Thresholds, format_parity, outcome_row, run_parity
+
+    built = []
+    for side, name, model_args in (("A", options.name, options.model_args), ("B", options.parity, options.parity_args)):
+        try:
+            built.append(build_model(name, model_args, str(output_dir / side)))
+        except Exception as exc:  # noqa: BLE001 - any construction failure is reported, not raised
+            print(f"{name} ({side}): cannot build the model: {type(exc).__name__}: {exc}")
+            return 2
+    model_a, model_b = built
+    if model_a.seed != model_b.seed:
+        print(f"the two adapters draw different per-sample seeds (seed={model_a.seed} and seed={model_b.seed}); "
+              "give both the same seed")  # fmt: skip
+        return 2
+    thresholds = Thresholds(options.min_answer_agreement, options.max_dreamsim, options.max_lpips)
+    print(f"parity of {options.name} (A) and {options.parity} (B) on {options.samples} samples, seed {model_a.seed}")
+    try:
+        outcomes, verdict = run_parity(
+            model_a,
+            model_b,
+            options.samples,
+            f"{__name__}:SMOKE_ANSWERS",
+            metrics.dreamsim_distance,
+            metrics.lpips_distance,
+            thresholds,
+        )
+    except (metrics.MissingWeightsError, ValueError) as exc:
+        print(f"cannot compare: {type(exc).__name__}: {exc}")
+        return 2
+    print(format_parity(outcomes, verdict, thresholds))
+    report = output_dir / "parity.json"
+    document = {
+        "a": {"model": options.name, "describe": model_a.describe()},
+        "b": {"model": options.parity, "describe": model_b.describe()},
+        "thresholds": asdict(thresholds),
+        "verdict": verdict.to_dict(),
+        "outcomes": [outcome_row(o) for o in outcomes],
+    }
+    atomic_write_text(report, json.dumps(document, indent=1, default=str))
+    print(f"report: {report}; outputs under {model_a.media.root} and {model_b.media.root}")
+    return 0 if verdict.passed else 1
+
+
 def main(argv: list[str]) -> int:
+    from lmms_eval_unify.generation.parity import DEFAULT_THRESHOLDS as DEFAULT
+
     parser = argparse.ArgumentParser(
         prog="lmms-eval-unify check-adapter",
-        description="Smoke-test a unified-model adapter: one sample of each protocol it claims.",
+        description="Smoke-test a unified-model adapter: one sample of each protocol it claims; with --parity, "
+        "compare its outputs with another adapter's on the same samples and seeds.",
     )
     parser.add_argument("name", help="the --model name (e.g. janus_pro, unify_oracle)")
     parser.add_argument("--model_args", default="", help="as for lmms-eval, e.g. pretrained=PATH,dtype=float32")
     parser.add_argument("--max_new_tokens", type=int, default=32, help="text budget per answer")
     parser.add_argument("--output_dir", help="media folder (default: a new temporary folder)")
+    parity = parser.add_argument_group("serving parity (docs/models/README.md#serving-parity)")
+    parity.add_argument("--parity", metavar="B", help="the adapter to compare with (e.g. openai_image)")
+    parity.add_argument("--parity_args", default="", help="B's --model_args")
+    parity.add_argument("--samples", type=int, default=4, help="generated samples (default %(default)s)")
+    parity.add_argument("--min_answer_agreement", type=float, default=DEFAULT.min_answer_agreement)
+    parity.add_argument("--max_dreamsim", type=float, default=DEFAULT.max_dreamsim, help="mean over image pairs")
+    parity.add_argument("--max_lpips", type=float, default=DEFAULT.max_lpips, help="mean over image pairs")
     options = parser.parse_args(argv)
+    if options.samples < 1:
+        parser.error(f"--samples must be at least 1, got {options.samples}")
     output_dir = options.output_dir or tempfile.mkdtemp(prefix="check_adapter_")
+    if options.parity:
+        return parity_main(options, Path(output_dir))
     started = time.perf_counter()
     try:
         model = build_model(options.name, options.model_args, output_dir)

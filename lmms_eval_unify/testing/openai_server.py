@@ -1,10 +1,11 @@
 """A local OpenAI-compatible HTTP server for tests.
 
-It answers ``POST /v1/chat/completions`` through a pluggable *answer policy* (a callable that sees the
-parsed request and returns the assistant text), can inject faults (HTTP status codes with optional
-``Retry-After``, stalls longer than the client timeout, non-JSON bodies, replies dripped one byte at a time,
-redirects), counts requests and records the maximum number of requests in flight at once and every client
-that closed its connection in the middle of a dripped reply. Further endpoints are added with
+It answers ``POST /v1/chat/completions`` through a pluggable *answer policy* (a callable that sees the parsed
+request and returns the assistant text, or a :class:`ServedReply` in the shape a served model gives it: null
+``content``, reasoning in its own field, ``finish_reason``, ``usage``, ``model``), can inject faults (HTTP status
+codes with optional ``Retry-After``, stalls longer than the client timeout, non-JSON bodies, replies dripped one
+byte at a time, redirects), counts requests and records the maximum number of requests in flight at once and every
+client that closed its connection in the middle of a dripped reply. Further endpoints are added with
 :meth:`OpenAICompatServer.add_route` (``POST`` bodies in JSON or ``multipart/form-data``, or ``GET``).
 
 :meth:`OpenAICompatServer.serve_images` adds the Images API as an OpenAI-compatible image server (vLLM-Omni's, for
@@ -53,6 +54,7 @@ __all__ = [
     "OpenAICompatServer",
     "Reply",
     "RouteHandler",
+    "ServedReply",
     "drawn_image",
     "fixed_reply",
     "marker_reply",
@@ -125,7 +127,31 @@ def _text_parts(content: Any) -> list[str]:
     return []
 
 
-AnswerPolicy = Callable[[ChatRequest], str]
+@dataclass(frozen=True)
+class ServedReply:
+    """A chat reply in a served model's own shape, as an answer policy may return it instead of the text.
+
+    vLLM with ``--reasoning-parser`` answers a reasoning model with the thinking in ``reasoning`` (named
+    ``reasoning_content`` before vLLM renamed it, and by SGLang) and ``content`` null when the thinking used up
+    ``max_tokens`` (``finish_reason`` ``"length"``); without a parser the thinking stays in ``content`` as
+    ``<think>…</think>``. ``usage`` ``None`` leaves the field out; ``model`` ``None`` echoes the requested one."""
+
+    content: str | None
+    reasoning: str | None = None
+    reasoning_field: str = "reasoning"
+    finish_reason: str = "stop"
+    usage: dict[str, int] | None = None
+    model: str | None = None
+
+    def message(self) -> dict[str, Any]:
+        """The ``choices[0].message`` object."""
+        message: dict[str, Any] = {"role": "assistant", "content": self.content}
+        if self.reasoning is not None:
+            message[self.reasoning_field] = self.reasoning
+        return message
+
+
+AnswerPolicy = Callable[[ChatRequest], "str | ServedReply"]
 
 
 def fixed_reply(text: str) -> AnswerPolicy:
@@ -239,6 +265,7 @@ class OpenAICompatServer:
         self.chat_image_shape: str | None = None
         """``images`` (OpenRouter's ``message.images``) or ``content`` (image parts): chat answers images."""
         self.chat_image_url = "data"
+        self.ignore_prompts = False
         self.listed_models: list[dict[str, Any]] = []
         """What ``GET /v1/models`` lists (:meth:`reveal`)."""
         self.version: str | None = None
@@ -256,10 +283,12 @@ class OpenAICompatServer:
         if public:
             self._public.add((method, path))
 
-    def serve_images(self, image_reply: str = "b64_json") -> OpenAICompatServer:
+    def serve_images(self, image_reply: str = "b64_json", ignore_prompts: bool = False) -> OpenAICompatServer:
         """Add the Images API (module docstring); ``image_reply`` (``b64_json`` or ``url``) answers the requests
-        that name no ``response_format``."""
+        that name no ``response_format``; ``ignore_prompts`` draws every image as if its prompt were empty (a
+        server that drifted from its model, as BAGEL on vLLM-Omni ignoring prompts did)."""
         self.image_reply = image_reply
+        self.ignore_prompts = ignore_prompts
         self.add_route("/v1/images/generations", self._images)
         self.add_route("/v1/images/edits", self._images)
         self.add_route("/v1/images/files", self._image_file, method="GET", public=True)
@@ -335,14 +364,17 @@ class OpenAICompatServer:
     def _chat(self, request: ChatRequest) -> Reply:
         wants_images = "image" in (request.body.get("modalities") or [])
         content: Any = self.chat_images(request) if wants_images and self.chat_image_shape else self.policy(request)
-        body = {
+        served = content if isinstance(content, ServedReply) else ServedReply(None, usage=ZERO_USAGE)
+        message = served.message() if isinstance(content, ServedReply) else _assistant_message(content)
+        body: dict[str, Any] = {
             "id": f"chatcmpl-test-{self.served}",
             "object": "chat.completion",
             "created": int(time.time()),
-            "model": request.model,
-            "choices": [{"index": 0, "message": _assistant_message(content), "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+            "model": served.model or request.model,
+            "choices": [{"index": 0, "message": message, "finish_reason": served.finish_reason}],
         }
+        if served.usage is not None:
+            body["usage"] = served.usage
         return Reply(200, body)
 
     def chat_images(self, request: ChatRequest) -> Any:
@@ -378,7 +410,7 @@ class OpenAICompatServer:
             return Reply(400, {"error": {"message": f"n must be between 1 and 10, got {n}"}})
         data = []
         for index in range(n):
-            png = drawn_image(str(fields.get("prompt", "")), seed, inputs, index, size)
+            png = drawn_image("" if self.ignore_prompts else str(fields.get("prompt", "")), seed, inputs, index, size)
             if (fields.get("response_format") or self.image_reply) == "url":
                 with self._lock:
                     file_id = str(len(self.image_files))
@@ -430,6 +462,10 @@ class _ImagesMessage:
     """Image parts to be answered in OpenRouter's ``message.images`` (with an empty text ``content``)."""
 
     parts: list[dict[str, Any]]
+
+
+ZERO_USAGE = {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}
+"""The ``usage`` of a reply whose policy returned plain text (the test server counts no tokens)."""
 
 
 def _assistant_message(content: Any) -> dict[str, Any]:
