@@ -164,13 +164,14 @@ def test_images_from_chat_completions_in_both_reply_shapes(make, server, shape, 
     """endpoint=chat asks chat completions for the image modality (OpenRouter's Nano Banana, vLLM-Omni's chat
     route) and reads OpenRouter's ``message.images`` or image parts of ``message.content``, as data URLs or URLs."""
     server.serve_chat_images(shape, url)
-    model = make(endpoint="chat", extra_body='{"top_k":1}')
+    model = make(endpoint="chat", extra_body='{"top_k":1}', num_inference_steps=9, guidance_scale=2.5)
     assert same(model.generate_image("a maze", [], seed=7), drawn("a maze", 7, [], (32, 24)))
     assert same(model.generate_image("move", [RED], seed=7), drawn("move", 7, [RED], (32, 24)))
     assert same(model.generate_image("move", [RED], seed=8), drawn("move", 8, [RED], (32, 24)))
     first, edit, _ = server.requests_to("/v1/chat/completions")
     assert first.body["modalities"] == ["image", "text"] and first.body["model"] == "served/model"
     assert (first.body["n"], first.body["size"], first.body["seed"], first.body["top_k"]) == (1, "32x24", 7, 1)
+    assert (first.body["num_inference_steps"], first.body["guidance_scale"]) == (9, 2.5)
     assert "prompt" not in first.body and first.text == "a maze" and first.images == []
     assert edit.images == [_png(RED)] and edit.text == "move"
     assert server.requests_to("/v1/images/generations") == [] == server.requests_to("/v1/images/edits")
