@@ -25,10 +25,13 @@ the modules behind it can move without breaking them (docs/adding_a_model.md):
   (a reply body, or the gate's :class:`Refused`), :func:`reply_content` (the text of a chat-completions reply),
   :func:`check_image_bytes` (an encoded image within the gate's limits, checked before decoding), and for
   :meth:`UnifiedModel.provenance`, :class:`ServerFacts` (what replies reveal of their server) and
-  :func:`probe_server` (what a server says of itself: listed models, version).
+  :func:`probe_server` (what a server says of itself: listed models, version);
+* for models that write image files themselves (the upstream bridge): :func:`read_bytes` (a file through the gate:
+  confined to the given folders, symlinks resolved, a regular file within the limit of its kind),
+  :func:`check_image_bytes` again, and ``DECODE_ERRORS`` (what PIL raises on bytes that are not a whole image).
 """
 
-from lmms_eval_unify.gate import Refused, parse_json
+from lmms_eval_unify.gate import Refused, parse_json, read_bytes
 from lmms_eval_unify.generation.answer_spaces import InstrumentPlan, load_answer_space
 from lmms_eval_unify.generation.devices import decoding_options, resolve_device, resolve_dtype, seeded
 from lmms_eval_unify.generation.model import UnifiedModel
@@ -77,7 +80,7 @@ from lmms_eval_unify.judges.http import (
     redact,
     redirect_error,
 )
-from lmms_eval_unify.output.media_reader import check_image_bytes
+from lmms_eval_unify.output.media_reader import DECODE_ERRORS, check_image_bytes
 from lmms_eval_unify.output.record import SCHEMA, UnifiedOutput, clean_text
 
 __all__ = [
@@ -89,6 +92,7 @@ __all__ = [
     "missing_weight_file",
     "start_backend",
     "ALL_PRIMITIVES",
+    "DECODE_ERRORS",
     "GENERATE_IMAGE",
     "GENERATE_VIDEO",
     "PARSE",
@@ -124,6 +128,7 @@ __all__ = [
     "parse_retry_after",
     "probe_server",
     "read_body",
+    "read_bytes",
     "redact",
     "redirect_error",
     "reply_content",

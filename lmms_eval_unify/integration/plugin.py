@@ -38,6 +38,7 @@ MODELS = {
     "bagel": "lmms_eval_unify.model_adapters.bagel.Bagel",
     "omnigen2": "lmms_eval_unify.model_adapters.omnigen2.OmniGen2",
 }
+    "upstream": "lmms_eval_unify.model_adapters.upstream.Upstream",
 _PATCH_MARK = "_lmms_eval_unify_patched"
 
 

@@ -16,7 +16,7 @@ from lmms_eval_unify.generation.model import UnifiedModel
 from lmms_eval_unify.generation.readiness import Missing, model_missing
 from lmms_eval_unify.integration.plugin import MODELS
 
-REQUIRED_ARGS = {"composed": {"und": "qwen2_5_vl", "gen": "qwen_image_edit"}}
+REQUIRED_ARGS = {"composed": {"und": "qwen2_5_vl", "gen": "qwen_image_edit"}, "upstream": {"upstream": "mmada"}}
 """Model arguments without a default."""
 EXPECTED_KINDS = {
     "janus_pro": {"weights"},
@@ -27,6 +27,7 @@ EXPECTED_KINDS = {
     "show_o2": {"code", "weights"},
     "bagel": {"code", "weights"},
     "omnigen2": {"code", "weights"},
+    "upstream": {"code", "weights"},  # lmms-eval's mmada: the MMaDA checkout and its weights
 }
 """What each adapter lacks at least on a bare machine."""
 
