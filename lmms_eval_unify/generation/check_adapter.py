@@ -27,7 +27,7 @@ from lmms_eval_unify.generation.primitives import UNDERSTAND
 from lmms_eval_unify.generation.protocols import PROTOCOLS
 from lmms_eval_unify.output.media_reader import load_media
 from lmms_eval_unify.output.record import OutputFailure, parse_output
-from lmms_eval_unify.writes import atomic_write_text
+from lmms_eval_unify.writes import write_text
 
 SAMPLE_TASK, SAMPLE_SPLIT = "check_adapter", "test"
 
@@ -236,7 +236,7 @@ def parity_main(options: argparse.Namespace, output_dir: Path) -> int:
         "verdict": verdict.to_dict(),
         "outcomes": [outcome_row(o) for o in outcomes],
     }
-    atomic_write_text(report, json.dumps(document, indent=1, default=str))
+    write_text(report, json.dumps(document, indent=1, default=str), output_dir)
     print(f"report: {report}; outputs under {model_a.media.root} and {model_b.media.root}")
     return 0 if verdict.passed else 1
 

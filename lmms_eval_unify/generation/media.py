@@ -10,7 +10,9 @@ reuse each other's images; the same configuration finds its earlier outputs ther
 from __future__ import annotations
 
 import hashlib
+import io
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any
@@ -20,6 +22,7 @@ from PIL import Image
 from lmms_eval_unify.gate import Refused, join, read_json
 from lmms_eval_unify.integration.run_context import media_base
 from lmms_eval_unify.output.record import UnifiedOutput
+from lmms_eval_unify.writes import write_bytes, write_text
 
 MODEL_FILE = "model.json"
 """A configuration's ``describe()``, in its media folder, with the :data:`MODEL_PROVENANCE_KEY` list beside it."""
@@ -63,9 +66,13 @@ def _safe_component(value: object) -> str:
 
 
 class MediaStore:
-    """Writes and reads one model's outputs under ``root``; never writes outside it."""
+    """Writes and reads one model's outputs under ``root``; never writes outside it. Writes pass the write gate
+    (:mod:`lmms_eval_unify.writes`) from the folder above ``root`` (the media base), so a symlink planted at the
+    configuration's folder, a sample's folder or a file is refused, never followed."""
 
     def __init__(self, root: Path) -> None:
+        self.written = Path(os.path.abspath(root))
+        """``root`` as named (writes open it from its parent without following symlinks)."""
         self.root = Path(root).resolve()
 
     def sample_dir(self, task: str, doc_id: object) -> str:
@@ -75,9 +82,9 @@ class MediaStore:
     def save_image(self, task: str, doc_id: object, name: str, image: Image.Image) -> str:
         """Save ``image`` as PNG and return its path relative to the root."""
         relative = f"{self.sample_dir(task, doc_id)}/{_safe_component(name)}.png"
-        path = join(self.root, relative)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        image.save(path, format="PNG")
+        encoded = io.BytesIO()
+        image.save(encoded, format="PNG")
+        write_bytes(self.written / relative, encoded.getvalue(), self.written.parent)
         return relative
 
     def _record_path(self, task: str, doc_id: object) -> Path:
@@ -85,18 +92,15 @@ class MediaStore:
 
     def save_record(self, task: str, doc_id: object, record: UnifiedOutput) -> None:
         """Persist the record next to its images (written atomically) so an interrupted run can resume."""
-        path = self._record_path(task, doc_id)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".json.tmp")
-        tmp.write_text(record.to_json(), encoding="utf-8")
-        tmp.replace(path)
+        relative = f"{self.sample_dir(task, doc_id)}/record.json"
+        write_text(self.written / relative, record.to_json(), self.written.parent)
 
     def load_record(self, task: str, doc_id: object, signature: str) -> UnifiedOutput | None:
         """A finished record of an earlier run with the same request signature whose images all exist."""
-        path = self._record_path(task, doc_id)
-        if not path.exists():
-            return None
         try:  # a corrupt or hostile record.json (read through the gate, paths kept inside the root): run again
+            path = self._record_path(task, doc_id)
+            if not path.exists():
+                return None
             record = UnifiedOutput.from_dict(read_json(path, "record", [self.root]))  # type: ignore[arg-type]
             paths = record.images + [s.image for s in record.steps if s.image] + record.video_frames
             if record.signature != signature or record.error or not all(join(self.root, p).is_file() for p in paths):

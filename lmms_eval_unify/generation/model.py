@@ -55,7 +55,7 @@ from lmms_eval_unify.integration import run_status
 from lmms_eval_unify.integration.run_context import trust_media_root
 from lmms_eval_unify.integration.task import UnifyTask
 from lmms_eval_unify.output.record import UnifiedOutput, clean_text
-from lmms_eval_unify.writes import atomic_write_text
+from lmms_eval_unify.writes import WriteRefused, write_text
 
 TEXT_ANSWER_PROTOCOLS = frozenset({"direct", "generate_then_answer"})
 """Protocols whose result lmms-eval's own tasks read as plain text (its GtA models return the stage-2 answer)."""
@@ -151,9 +151,15 @@ class UnifiedModel(lmms):
         (:func:`merged_provenance`). Rank 0 records provenance; the other processes write the file only when it
         is absent. Called when the media folder is made and after each ``generate_until``."""
         path = self.media.root / MODEL_FILE
+        try:
+            self._write_model_file(path)
+        except WriteRefused as exc:  # the file fails, not the run
+            logger.error("{}: {} not written: {}", self.model_id, MODEL_FILE, exc)
+
+    def _write_model_file(self, path: Path) -> None:
         if self.rank != 0:
             if not path.exists():
-                atomic_write_text(path, model_file_text(self.describe(), []))
+                write_text(path, model_file_text(self.describe(), []), self.media.root.parent)
             return
         try:
             saved = gate.read_json(path, "data_file", [self.media.root])
@@ -165,7 +171,8 @@ class UnifiedModel(lmms):
         except Exception as exc:  # noqa: BLE001 - what the model reveals must never fail the run
             logger.warning("{}: provenance not recorded: {}: {}", self.model_id, type(exc).__name__, exc)
             entry = {"error": f"{type(exc).__name__}: {exc}"}
-        atomic_write_text(path, model_file_text(self.describe(), merged_provenance(earlier, entry, self._recorded)))
+        provenance = merged_provenance(earlier, entry, self._recorded)
+        write_text(path, model_file_text(self.describe(), provenance), self.media.root.parent)
         self._recorded = entry or None
 
     @property
@@ -288,7 +295,12 @@ class UnifiedModel(lmms):
         _, _, _, doc_id, task, _ = request.args
         record.timings["total"] = time.perf_counter() - started
         record.root, record.signature = str(self.media.root), self._signature(request)
-        self.media.save_record(task, doc_id, record)
+        try:
+            self.media.save_record(task, doc_id, record)
+        except WriteRefused as exc:  # only resuming needs it: the response below carries the record
+            logger.error(
+                "{}: the record of {}/{} is not saved (it will not resume): {}", self.model_id, task, doc_id, exc
+            )
         return self._response(request, record)
 
     def _response(self, request: Instance, record: UnifiedOutput) -> str:

@@ -218,3 +218,26 @@ def test_provenance_is_recorded_beside_describe_and_a_failing_provenance_never_f
     assert json.loads(response)["text"] == "c"
     entries = json.loads(path.read_text(encoding="utf-8"))["provenance"]
     assert entries == [{"server": "s1"}, {"error": "RuntimeError: server gone"}]
+
+
+def test_planted_symlinks_in_the_media_folder_are_refused_and_never_fail_the_run(scripted, tmp_path):
+    """A symlink at a sample's ``record.json``, at an image's name or at ``model.json`` is not written through: the
+    victims keep their bytes, the image's sample records the refusal, the record-less sample is still answered."""
+    import json
+
+    victim = tmp_path / "victim.txt"
+    victim.write_text("untouched", encoding="utf-8")
+    model = scripted(["a", "b", "c"])
+    root = model.media.root
+    for folder in ("toy/0", "toy/1"):
+        (root / folder).mkdir(parents=True)
+    (root / "toy/0/record.json").symlink_to(victim)
+    (root / "toy/1/image_00.png").symlink_to(victim)
+    (root / "model.json").unlink()
+    (root / "model.json").symlink_to(victim)
+    answered, drawn = model.generate_until(
+        [make_request("q", {}), make_request("draw", {"protocol": "image_only"}, doc_id=1)]
+    )
+    assert json.loads(answered)["text"] == "a"
+    assert "symlink" in json.loads(drawn)["error"] and victim.read_text(encoding="utf-8") == "untouched"
+    assert (root / "toy/0/record.json").is_symlink() and (root / "model.json").is_symlink()
