@@ -13,10 +13,13 @@ from lmms_eval_unify.benchmarks import BENCHMARKS
 REPO = Path(__file__).resolve().parents[1]
 REGISTRY = "lmms_eval_unify/benchmarks/__init__.py"
 PACKAGE_ROOTS = ("lmms_eval_unify", "model_adapters", "tasks")
-RELEASED_FILE_NAMES = {
+EXTERNAL_NAMES = {
     # UniG2U-Bench's release ships Uni-MMMU's puzzle sets under these names (a data fact, not a code dependency).
     "uni_mmmu": re.compile(r"uni_mmmu/uni_mmmu_(maze100|sliding54|jigsaw100)\.parquet"),
+    # lmms-eval's own model `bagel_unig2u`, which the `upstream` adapter wraps (a model's name, not our benchmark).
+    "unig2u": re.compile(r"\bbagel_unig2u\b"),
 }
+"""Others' names that contain a benchmark's name: a released file, an lmms-eval model."""
 
 
 def files_naming(name: str) -> list[str]:
@@ -29,8 +32,8 @@ def files_naming(name: str) -> list[str]:
 
 
 def stray_lines(name: str, text: str) -> list[str]:
-    """Lines of ``text`` that name ``name`` other than through a released file name."""
-    released = RELEASED_FILE_NAMES.get(name)
+    """Lines of ``text`` that name ``name`` other than through one of :data:`EXTERNAL_NAMES`."""
+    released = EXTERNAL_NAMES.get(name)
     return [
         line.strip() for line in text.splitlines() if name in (released.sub("", line) if released else line).lower()
     ]
@@ -48,6 +51,7 @@ def test_the_check_sees_names_in_code_and_prose_but_not_a_released_file_name():
     assert stray_lines("gapeval", "Fig. 3 of GapEval")
     assert stray_lines("uni_mmmu", "uni_mmmu/uni_mmmu_maze100.parquet; write_uni_mmmu_puzzles(out)")
     assert not stray_lines("uni_mmmu", 'files=("uni_mmmu/uni_mmmu_maze100.parquet",)')
+    assert not stray_lines("unig2u", '"bagel_unig2u": Convention(') and stray_lines("unig2u", "unig2u_visual_cot")
 
 
 def module_map() -> set[str]:
