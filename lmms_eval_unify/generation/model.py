@@ -55,6 +55,7 @@ from lmms_eval_unify.integration import run_status
 from lmms_eval_unify.integration.run_context import trust_media_root
 from lmms_eval_unify.integration.task import UnifyTask
 from lmms_eval_unify.output.record import UnifiedOutput, clean_text
+from lmms_eval_unify.redaction import redact_secrets
 from lmms_eval_unify.writes import WriteRefused, write_text
 
 TEXT_ANSWER_PROTOCOLS = frozenset({"direct", "generate_then_answer"})
@@ -182,9 +183,10 @@ class UnifiedModel(lmms):
 
     def describe(self) -> dict[str, Any]:
         """What identifies this model's outputs (resume signatures, the media folder name): the model id and
-        every settings field not marked run-only, with the numeric precision as resolved."""
+        every settings field not marked run-only, with the numeric precision as resolved, and every secret in them
+        redacted (:mod:`lmms_eval_unify.redaction`: a keyed hash, so two keys are still two configurations)."""
         dtype = str(self.dtype).removeprefix("torch.")
-        return {"model": self.model_id, **self.settings.described(), "dtype": dtype}
+        return redact_secrets({"model": self.model_id, **self.settings.described(), "dtype": dtype})
 
     # ---- primitives (adapters override what they support) ------------------------------------------
     def understand(self, images: list[Image.Image], prompt: str, **decoding: Any) -> str:

@@ -9,6 +9,8 @@ import typing
 from dataclasses import dataclass, field
 from typing import Any
 
+from lmms_eval_unify.redaction import redact_secrets, redact_text
+
 RUN_ONLY = "run_only"
 """Metadata key of a settings field that does not change outputs (left out of ``describe()``)."""
 
@@ -60,9 +62,10 @@ class ModelSettings:
                 values[name] = parse(value) if parse else convert(value, hints[name])
             except (TypeError, ValueError) as exc:
                 expected = "a nested argument list" if parse else type_name(hints[name])
+                shown = redact_secrets({name: value})[name]
                 raise ModelArgumentError(
-                    f"{model_id}: model argument {name}={value!r}: expected {expected} ({exc})"
-                ) from exc
+                    f"{model_id}: model argument {name}={shown!r}: expected {expected} ({redact_text(str(exc))})"
+                ) from None
         return cls(**values)
 
     def described(self) -> dict[str, Any]:

@@ -34,6 +34,7 @@ from lmms_eval_unify.generation.media import MODEL_PROVENANCE_KEY, configuration
 from lmms_eval_unify.integration.provenance import PROVENANCE_KEY
 from lmms_eval_unify.integration.rescore import saved_media_roots
 from lmms_eval_unify.output.record import parse_output
+from lmms_eval_unify.redaction import redact_secrets, redact_text
 from lmms_eval_unify.scoring.samples import UNSUPPORTED_KEY, is_unsupported, sample_unsupported
 from lmms_eval_unify.scoring.task_aggregations import failure_reason
 
@@ -73,7 +74,7 @@ class RunInfo:
             date=str(results.get("date") or ""),
             lmms_eval_version=str(results.get("lmms_eval_version") or ""),
             ours=dict(results.get(PROVENANCE_KEY) or {}),
-            model_args=args if isinstance(args, str) else json.dumps(args, sort_keys=True, default=str),
+            model_args=redact_text(args if isinstance(args, str) else json.dumps(args, sort_keys=True, default=str)),
             seeds={k: config[k] for k in SEED_KEYS if k in config},
             gen_kwargs=str(config.get("gen_kwargs") or ""),
         )
@@ -228,9 +229,10 @@ def configuration(
 ) -> tuple[dict[str, object], str, list[object]]:
     """(what the run's model configuration is, its hash, its provenance list): our adapters' media folder hash,
     ``describe()`` and provenance from ``model.json`` when the records name the folder, else the ``--model`` name
-    with the ``--model_args`` and their hash (the same recipe, sha256 of the sorted JSON) and no provenance."""
+    with the ``--model_args`` and their hash (the same recipe, sha256 of the sorted JSON) and no provenance. Secrets
+    in the arguments are redacted (a keyed hash) before anything is kept or hashed."""
     config = results.get("config") or {}
-    arguments = {"model": config.get("model") or "", **parse_model_args(config.get("model_args"))}
+    arguments = redact_secrets({"model": config.get("model") or "", **parse_model_args(config.get("model_args"))})
     root = record_root(rows)
     if not root:
         return arguments, configuration_folder("", arguments).rpartition("-")[2], []

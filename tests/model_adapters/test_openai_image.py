@@ -501,3 +501,18 @@ def test_provenance_reaches_the_leaderboard_manifest(make, server, tmp_path):
     assert described == json.loads(json.dumps(model.describe(), default=str))  # no provenance in the configuration
     row = row_record(ModelResults("openai_image", configuration=described, provenance=provenance))
     assert row["provenance"][0]["servers"][0]["models"][0]["revision"] == "ab12" * 10
+
+
+def test_a_secret_in_the_model_arguments_is_sent_but_never_written(make, server, tmp_path, monkeypatch):
+    """``extra_body={"api_key": …}`` reaches the server as sent; describe(), model.json and every record hold its
+    keyed hash instead."""
+    monkeypatch.setenv("LMMS_EVAL_UNIFY_CACHE", str(tmp_path / "cache"))
+    secret = "sk-provider-77aa88bb99cc"
+    model = make(extra_body=json.dumps({"api_key": secret, "steps": 2}))
+    (response,) = model.generate_until([make_request("draw", {"protocol": "image_only"})])
+    assert parse_output(response).failure is None, response
+    (request,) = server.requests_to("/v1/images/edits")
+    assert request.body["fields"]["api_key"] == secret and request.body["fields"]["steps"] == "2"
+    assert secret not in json.dumps(model.describe()) and model.describe()["extra_body"]["steps"] == 2
+    written = b"".join(path.read_bytes() for path in model.media.root.rglob("*") if path.is_file())
+    assert secret.encode() not in written and b"[REDACTED:" in written

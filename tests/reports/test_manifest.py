@@ -51,3 +51,21 @@ def test_every_row_names_its_runs_arguments_seeds_judges_items_and_versions(tmp_
     assert two["tasks"]["uni_mmmu_geometry"]["judges"] == ["Qwen-72B (uni_mmmu_geometry_image v1)"]
     assert "manifest.json" in (out / "leaderboard.md").read_text()
     assert "manifest.json" in (out / "leaderboard.html").read_text()
+
+
+def test_secrets_in_model_arguments_never_reach_the_board_and_two_keys_stay_two_rows(tmp_path, monkeypatch):
+    """Runs of an lmms-eval model given ``api_key=…`` (and a nested argument string holding a token): no file the
+    leaderboard writes holds either secret, and the two keys still make two configurations."""
+    from leaderboard_runs import write_configured_run
+
+    monkeypatch.setenv("LMMS_EVAL_UNIFY_CACHE", str(tmp_path / "cache"))
+    secrets = ["sk-live-aaaa1111bbbb", "sk-live-cccc2222dddd"]
+    for index, secret in enumerate(secrets):
+        args = f'model_version=gpt-4o,api_key={secret},und_args="hf_token={secret}x"'
+        write_configured_run(tmp_path / f"r{index}", "gpt4v", args, {"uni_mmmu_maze": maze_rows(3)})
+    out = tmp_path / "board"
+    assert run([tmp_path / "r0", tmp_path / "r1", "--benchmark", "uni_mmmu", "--no-plots", "-o", out]) == 0
+    written = "".join(path.read_text(encoding="utf-8") for path in out.rglob("*") if path.is_file())
+    assert not any(secret in written for secret in secrets) and "[REDACTED:" in written
+    rows = json.loads((out / "manifest.json").read_text(encoding="utf-8"))["rows"]
+    assert len(rows) == 2 and len({row["config_id"] for row in rows.values()}) == 2
