@@ -8,7 +8,9 @@ import sys
 import time
 from pathlib import Path
 
+from lmms_eval_unify import env_vars
 from lmms_eval_unify.benchmarks import BENCHMARKS, DEMO_BENCHMARK, part
+from lmms_eval_unify.console import tolerate_any_locale
 from lmms_eval_unify.integration.paths import tasks_path
 
 DEMO_MODELS = ("unify_oracle", "unify_random")
@@ -22,8 +24,8 @@ DELEGATED = {
         "smoke-test an adapter: one sample of each protocol it claims",
     ),
     "judge": (
-        "lmms_eval_unify.judges.reference",
-        "`judge serve`: the reference judges on loopback, for offline trials",
+        "lmms_eval_unify.judges.cli",
+        "`judge serve`: the reference judges on loopback, for offline trials; `judge estimate`: a run's judge calls",
     ),
     "env": (
         "lmms_eval_unify.generation.environments",
@@ -140,6 +142,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run a subcommand. Output that the terminal's encoding cannot show is escaped (``console``); a malformed
+    ``LMMS_EVAL_UNIFY_*`` variable stops every subcommand before it starts (``env_vars``, exit 2)."""
+    tolerate_any_locale()
+    malformed = env_vars.malformed()
+    if malformed:
+        print(env_vars.render(malformed), file=sys.stderr)
+        return env_vars.EXIT_MALFORMED
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] in DELEGATED:
         return importlib.import_module(DELEGATED[argv[0]][0]).main(argv[1:])

@@ -107,22 +107,30 @@ class Refused(Exception):
 def limits() -> Limits:
     """The limits in force: the defaults, overridden by the JSON object in ``$LMMS_EVAL_UNIFY_LIMITS``.
     A malformed value raises ``ValueError`` naming the variable and the valid fields."""
-    return _parse_limits(os.environ.get(LIMITS_ENV, ""))
+    raw = os.environ.get(LIMITS_ENV, "")
+    try:
+        return parse_limits(raw)
+    except ValueError as exc:
+        raise ValueError(f"${LIMITS_ENV} {exc}, got {raw[:200]!r}") from None
 
 
 @lru_cache(maxsize=8)
-def _parse_limits(raw: str) -> Limits:
+def parse_limits(raw: str) -> Limits:
+    """``raw``, a JSON object of :class:`Limits` fields, as limits (the defaults for a blank value); else
+    ``ValueError`` saying what is expected. The parser of ``$LMMS_EVAL_UNIFY_LIMITS`` in ``env_vars``."""
     if not raw.strip():
         return Limits()
-    names = {f.name for f in dataclasses.fields(Limits)}
+    names = sorted(f.name for f in dataclasses.fields(Limits))
     try:
         values = json.loads(raw)
-    except ValueError as exc:
-        raise ValueError(f"${LIMITS_ENV} is not JSON ({exc}); expected an object of {sorted(names)}") from exc
-    if not isinstance(values, dict) or set(values) - names:
-        raise ValueError(f"${LIMITS_ENV} must be a JSON object with keys among {sorted(names)}, got {raw!r}")
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(f"is not JSON ({str(exc)[:100]}); expected an object with keys among {names}") from None
+    if not isinstance(values, dict):
+        raise ValueError(f"must be a JSON object with keys among {names}")
+    if unknown := sorted(set(values) - set(names)):
+        raise ValueError(f"has unknown keys {unknown}; the keys are {names}")
     if not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values.values()):
-        raise ValueError(f"${LIMITS_ENV}: every limit must be a positive integer, got {raw!r}")
+        raise ValueError("must give every limit as a positive integer")
     return Limits(**values)
 
 

@@ -30,6 +30,7 @@ from typing import Any, Protocol
 from loguru import logger
 
 from lmms_eval_unify import gate
+from lmms_eval_unify.env_vars import read
 from lmms_eval_unify.generation import worker_main
 from lmms_eval_unify.generation.readiness import Missing
 from lmms_eval_unify.output.media_reader import check_image_bytes
@@ -51,7 +52,7 @@ class WorkerError(RuntimeError):
 
 def model_envs_root() -> Path:
     """Where ``lmms-eval-unify env create`` puts a model's environment by default."""
-    return Path(os.environ.get(MODEL_ENVS_ENV) or Path.home() / ".cache" / "lmms_eval_unify" / "envs").expanduser()
+    return Path(read(MODEL_ENVS_ENV) or Path.home() / ".cache" / "lmms_eval_unify" / "envs").expanduser()
 
 
 def environment_python(model_id: str, env: str | None) -> Path | None:
@@ -112,17 +113,10 @@ def missing_environment(model_id: str, env: str | None) -> list[Missing]:
 
 
 def probe_timeout() -> float:
-    """The preflight's deadline for importing the official code in the model environment."""
-    raw = os.environ.get(PROBE_TIMEOUT_ENV, "").strip()
-    if not raw:
-        return DEFAULT_PROBE_TIMEOUT
-    try:
-        seconds = float(raw)
-    except ValueError:
-        seconds = 0.0
-    if not seconds > 0:
-        raise ValueError(f"${PROBE_TIMEOUT_ENV} must be a positive number of seconds, got {raw!r}")
-    return seconds
+    """The preflight's deadline for importing the official code in the model environment (a malformed
+    ``$LMMS_EVAL_UNIFY_PROBE_TIMEOUT`` raises ``env_vars.MalformedVariable``, a ``ValueError``)."""
+    seconds: float | None = read(PROBE_TIMEOUT_ENV)
+    return DEFAULT_PROBE_TIMEOUT if seconds is None else seconds
 
 
 def worker_command(python: Path | str, backend: str, repo: Path | None, *extra: str) -> list[str]:
@@ -151,7 +145,8 @@ def missing_in_environment(
             worker_command(python, backend, repo, "--probe"),
             input=json.dumps(configuration) + "\n",
             capture_output=True,
-            text=True,
+            encoding="utf-8",
+            errors="replace",
             timeout=timeout,
             env=child_environment(),
         )

@@ -18,6 +18,7 @@ from importlib import metadata
 
 from loguru import logger
 
+from lmms_eval_unify.console import tolerate_any_locale
 from lmms_eval_unify.integration.broken_plugins import find_broken_plugins
 from lmms_eval_unify.integration.paths import tasks_path
 
@@ -37,8 +38,8 @@ MODELS = {
     "show_o2": "lmms_eval_unify.model_adapters.show_o2.ShowO2",
     "bagel": "lmms_eval_unify.model_adapters.bagel.Bagel",
     "omnigen2": "lmms_eval_unify.model_adapters.omnigen2.OmniGen2",
-}
     "upstream": "lmms_eval_unify.model_adapters.upstream.Upstream",
+}
 _PATCH_MARK = "_lmms_eval_unify_patched"
 
 
@@ -86,7 +87,9 @@ def install_task_index() -> None:
 
 
 def manifests() -> list:
-    """Entry point of the ``lmms_eval.models`` group: our model manifests (and the task index hook)."""
+    """Entry point of the ``lmms_eval.models`` group: our model manifests (and the task index hook). Our code
+    then runs inside lmms-eval's process, so its terminal output escapes what the locale cannot encode."""
+    tolerate_any_locale()
     try:
         from lmms_eval.models.registry_v2 import ModelManifest
 

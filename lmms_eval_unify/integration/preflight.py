@@ -2,7 +2,8 @@
 scored — its data is readable, its judge endpoint is configured and answers, its metric weights are on disk.
 
 A problem is listed with how to fix it; all problems are printed in one block and the run stops. Experts
-skip it with ``LMMS_EVAL_UNIFY_SKIP_PREFLIGHT=1``.
+skip it with ``LMMS_EVAL_UNIFY_SKIP_PREFLIGHT=1``. Our environment variables are checked first, always (even
+when the rest is skipped): each malformed one is a problem with its fix (:func:`environment_problems`).
 """
 
 from __future__ import annotations
@@ -16,10 +17,13 @@ from typing import Any
 
 from loguru import logger
 
+from lmms_eval_unify import env_vars
 from lmms_eval_unify.integration.paths import tasks_path
 from lmms_eval_unify.metrics.switches import TINY_METRICS_ENV
 
 SKIP_ENV = "LMMS_EVAL_UNIFY_SKIP_PREFLIGHT"
+ENVIRONMENT = "environment"
+"""The kind of a malformed-variable problem (:func:`environment_problems`)."""
 PING_TIMEOUT_S = 60.0
 
 
@@ -42,7 +46,14 @@ class Problem:
 
 
 def skip_requested() -> bool:
-    return os.environ.get(SKIP_ENV, "").lower() in ("1", "true", "yes")
+    return bool(env_vars.read(SKIP_ENV))
+
+
+def environment_problems() -> list[Problem]:
+    """Every malformed ``LMMS_EVAL_UNIFY_*`` variable (``env_vars.malformed``), with its fix."""
+    return [
+        Problem(ENVIRONMENT, problem.what, ("the whole run",), problem.variable.fix) for problem in env_vars.malformed()
+    ]
 
 
 # ---- which of the requested tasks are ours, and their configs --------------------------------------------
@@ -156,7 +167,7 @@ def _check_parquet(config: dict, path: str, schema: bool) -> None:
     if not os.path.lexists(path):
         raise FileNotFoundError(f"{path} does not exist")
     problem = smoke_problem(
-        config if schema else {}, Path(path), Path(os.environ.get(DATA_DIR_ENV) or Path(path).parent)
+        config if schema else {}, Path(path), Path(env_vars.read(DATA_DIR_ENV) or Path(path).parent)
     )
     if problem:
         raise DataSchemaError(problem)
@@ -349,12 +360,13 @@ def run_preflight(task_manager: Any, names: Iterable[Any], ping_judges: bool = T
 
 
 def render(problems: list[Problem]) -> str:
-    """The block printed when the preflight fails."""
+    """The block printed when the preflight fails (malformed variables are not skipped with the rest)."""
+    skippable = any(p.kind != ENVIRONMENT for p in problems)
     lines = [
         "",
         "=" * 100,
         f"lmms-eval-unify preflight: {len(problems)} problem(s); nothing was generated. Fix these and run again",
-        f"(or set {SKIP_ENV}=1 to skip this check):",
+        f"(or set {SKIP_ENV}=1 to skip this check):" if skippable else f"({SKIP_ENV}=1 does not skip this check):",
         "",
     ]
     lines += [p.render() for p in problems]

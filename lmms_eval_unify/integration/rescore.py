@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TextIO
 
 from lmms_eval_unify import gate
+from lmms_eval_unify.env_vars import read
 from lmms_eval_unify.integration.run_context import EXTRA_MEDIA_ROOTS_ENV, MEDIA_SUBDIR
 
 REPLAY_MODEL = "unify_replay"
@@ -151,7 +152,7 @@ def saved_media_roots(results_dirs: Sequence[Path], extra: Sequence[str | Path] 
     folder beside each results folder or one level up (``<output_path>/unify_media``, also after the run
     folder was moved), the folders in ``extra`` (``score --media``) and ``$LMMS_EVAL_UNIFY_MEDIA_ROOTS``.
     Never the run folder itself or its parent, whatever a record's ``root`` says."""
-    env = [p for p in os.environ.get(EXTRA_MEDIA_ROOTS_ENV, "").split(os.pathsep) if p]
+    env = read(EXTRA_MEDIA_ROOTS_ENV) or []
     found = [base / MEDIA_SUBDIR for folder in results_dirs for base in (folder, folder.parent)]
     return list(dict.fromkeys(Path(p).resolve() for p in [*found, *extra, *env]))
 

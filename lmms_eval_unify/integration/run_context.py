@@ -13,10 +13,11 @@ to guess the run's folders from the command line asks here instead:
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from lmms_eval_unify.env_vars import read
 
 OUTPUT_DIR_ENV = "LMMS_EVAL_UNIFY_OUTPUT_DIR"
 EXTRA_MEDIA_ROOTS_ENV = "LMMS_EVAL_UNIFY_MEDIA_ROOTS"
@@ -73,8 +74,8 @@ def media_base(explicit: str | None = None) -> Path:
         return Path(explicit).resolve()
     if context.media_base:
         return Path(context.media_base).resolve()
-    if os.environ.get(OUTPUT_DIR_ENV):
-        return Path(os.environ[OUTPUT_DIR_ENV]).resolve()
+    if configured := read(OUTPUT_DIR_ENV):
+        return Path(configured).resolve()
     if context.output_path:
         return (Path(context.output_path) / MEDIA_SUBDIR).resolve()
     return Path(DEFAULT_OUTPUT_DIR).resolve()
@@ -93,5 +94,5 @@ def trust_media_root(root: str | Path) -> None:
 def trusted_media_roots() -> list[Path]:
     """Folders a scorer may read generated media from: the media base, the roots models of this run
     registered, and ``$LMMS_EVAL_UNIFY_MEDIA_ROOTS``."""
-    extra = [p for p in os.environ.get(EXTRA_MEDIA_ROOTS_ENV, "").split(os.pathsep) if p]
+    extra = read(EXTRA_MEDIA_ROOTS_ENV) or []
     return [media_base(), *(Path(p).resolve() for p in [*current().trusted_roots, *extra])]

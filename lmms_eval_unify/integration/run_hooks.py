@@ -7,7 +7,8 @@ lmms-eval's CLI calls ``lmms_eval.evaluator.simple_evaluate(..., cli_args=args)`
    output folder without re-parsing ``sys.argv``;
 2. the preflight checks data, judges and metric weights of every requested plugin task, and the code, weights
    and device the requested unified model needs (the check its adapter declares), and stops with one listing
-   before anything is built or generated (``LMMS_EVAL_UNIFY_SKIP_PREFLIGHT=1`` skips it);
+   before anything is built or generated (``LMMS_EVAL_UNIFY_SKIP_PREFLIGHT=1`` skips it); a malformed
+   ``LMMS_EVAL_UNIFY_*`` variable stops it too, skipped or not (``lmms_eval_unify.env_vars``);
 3. the outcome of every task is recorded; at exit one summary line is printed, and a CLI run whose model could
    not be built, whose tasks raised, or whose tasks produced no valid result exits with status 1 (2 when the
    preflight stopped it). lmms-eval itself exits 0 in all these cases;
@@ -41,6 +42,7 @@ from lmms_eval_unify.integration import run_status
 from lmms_eval_unify.integration.paper_scores import add_paper_scores
 from lmms_eval_unify.integration.preflight import (
     PreflightError,
+    environment_problems,
     model_problems,
     render,
     run_preflight,
@@ -149,19 +151,20 @@ def _simple_evaluate(original: Any, *args: Any, **kwargs: Any) -> Any:
             configs = leaf_task_configs(task_manager, names)
         except Exception as exc:  # noqa: BLE001 - lmms-eval reports unknown/broken tasks itself
             logger.warning("lmms-eval-unify: could not expand the requested tasks: {}", exc)
-    if not skip_requested():
+    problems = environment_problems()  # first and always: the other checks read these variables
+    if not problems and not skip_requested():
         build_args = {key: kwargs.get(key) for key in ("batch_size", "max_batch_size", "device")}
         problems = run_preflight(task_manager, names) if configs else []
         problems += model_problems(
             kwargs.get("model"), kwargs.get("model_args"), build_args, bool(kwargs.get("force_simple"))
         )
-        if problems:
-            status.run_error = f"preflight found {len(problems)} problem(s)"
-            print(render(problems), file=sys.stderr, flush=True)
-            if cli_args is not None:
-                _exit_code = EXIT_PREFLIGHT
-                raise SystemExit(EXIT_PREFLIGHT)
-            raise PreflightError(render(problems))
+    if problems:
+        status.run_error = f"preflight found {len(problems)} problem(s)"
+        print(render(problems), file=sys.stderr, flush=True)
+        if cli_args is not None:
+            _exit_code = EXIT_PREFLIGHT
+            raise SystemExit(EXIT_PREFLIGHT)
+        raise PreflightError(render(problems))
     status.requested = sorted(configs)
     samples_asked = bool(kwargs.get("log_samples", True))  # lmms-eval's default logs them
     if configs and not args:  # keyword calls only (lmms-eval deprecates positional ones; its CLI uses keywords)

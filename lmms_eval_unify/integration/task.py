@@ -7,7 +7,8 @@ Task YAMLs name the published dataset (a Hub id). Setting ``LMMS_EVAL_UNIFY_DATA
 
 ``process_results`` is a scorer built by ``lmms_eval_unify.scoring.scorer.scorer``; its keyword parameters are bound
 from the task's ``metadata`` (``subtask``, ``variant``, ``judge``, …). A task with ``metadata.judged: true``
-refuses to start without a judge endpoint, so a run never generates answers it cannot score;
+refuses to start without a judge endpoint, so a run never generates answers it cannot score (unless built inside
+:func:`judge_check_skipped`, as ``lmms-eval-unify judge estimate`` does to count rows without sending anything);
 ``metadata.judge`` (``JudgeConfig`` fields) overrides the judge settings of every judgement of the task.
 
 Local data is read through the gate (``integration/data_rows.py``): a row naming a file outside the data folder
@@ -24,10 +25,11 @@ from __future__ import annotations
 
 import functools
 import importlib
-import json
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +37,7 @@ from lmms_eval.api.task import ConfigurableTask
 from loguru import logger
 
 from lmms_eval_unify import gate
+from lmms_eval_unify.env_vars import metrics_env, read
 from lmms_eval_unify.integration import run_status
 from lmms_eval_unify.integration.data_rows import DATA_ERROR_KEY, checked_data_file
 from lmms_eval_unify.integration.paths import DATA_DIR_ENV
@@ -44,6 +47,18 @@ from lmms_eval_unify.scoring.scorer import metadata_params
 
 DATA_ERROR = "data_error"
 """``invalid_outputs`` of a sample whose data row names a file the gate refuses."""
+_JUDGE_CHECK_SKIPPED: ContextVar[bool] = ContextVar("judge_check_skipped", default=False)
+
+
+@contextmanager
+def judge_check_skipped() -> Iterator[None]:
+    """Tasks built inside this block load their data without checking their judge endpoints (for a dry run that
+    never scores, such as ``lmms-eval-unify judge estimate``)."""
+    token = _JUDGE_CHECK_SKIPPED.set(True)
+    try:
+        yield
+    finally:
+        _JUDGE_CHECK_SKIPPED.reset(token)
 
 
 class LocalDataMissingError(FileNotFoundError):
@@ -52,7 +67,7 @@ class LocalDataMissingError(FileNotFoundError):
 
 def local_data_files(metadata: dict | None, dataset_name: str | None, split: str) -> dict[str, str] | None:
     """``{split: parquet path}`` when local data is configured, else ``None`` (use the Hub dataset)."""
-    root = os.environ.get(DATA_DIR_ENV)
+    root = read(DATA_DIR_ENV)
     if not root:
         return None
     benchmark = (metadata or {}).get("benchmark")
@@ -76,8 +91,7 @@ TASK_FATAL = (MissingWeightsError, ImportError)
 
 def metrics_env_config(benchmark: str, family: str) -> dict | None:
     """Metric config fields of ``family`` from ``LMMS_EVAL_UNIFY_<BENCHMARK>_METRICS`` (None = defaults)."""
-    raw = os.environ.get(f"LMMS_EVAL_UNIFY_{benchmark.upper()}_METRICS")
-    return json.loads(raw).get(family) if raw else None
+    return (read(metrics_env(benchmark)) or {}).get(family)
 
 
 def _guarded_aggregation(task: str, aggregate: Callable) -> Callable:
@@ -181,7 +195,9 @@ class UnifyTask(ConfigurableTask):
 
     def check_judges(self) -> None:
         """Raise ``JudgeNotConfiguredError`` (or a bad-override error) unless every judge is reachable by
-        configuration, before any answer is generated."""
+        configuration, before any answer is generated (nothing inside :func:`judge_check_skipped`)."""
+        if _JUDGE_CHECK_SKIPPED.get():
+            return
         for judge_config, default_model in self.judge_configs({"metadata": self.config.metadata}):
             resolve_endpoint(judge_config, default_model)
 
@@ -203,7 +219,7 @@ class UnifyTask(ConfigurableTask):
     def checked_local_file(self, path: str) -> str:
         """The parquet to load for a file of the local data folder (:func:`checked_data_file`); each row whose
         files the gate refuses is logged and fails as ``data_error``."""
-        loaded, refused = checked_data_file(Path(path), Path(os.environ[DATA_DIR_ENV]))
+        loaded, refused = checked_data_file(Path(path), Path(read(DATA_DIR_ENV)))
         for row, reason in list(refused.items())[:5]:
             logger.warning("{}: data row {} fails as {}: {}", self.config.task, row, DATA_ERROR, reason)
         if len(refused) > 5:

@@ -106,7 +106,7 @@ def pretrained_source(config: MetricConfig) -> str:
         cached = try_to_load_from_cache(hf_repo, filename, cache_dir=constants.HF_HUB_CACHE) if hf_repo else None
         if isinstance(cached, str):
             return cached
-    if env_value("ALLOW_DOWNLOADS") == "1":
+    if env_value("ALLOW_DOWNLOADS"):
         return tag
     looked_in = [
         f"${ENV_PREFIX}{env_name} (unset)",

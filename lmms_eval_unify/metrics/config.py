@@ -11,7 +11,9 @@ from typing import Any, Literal
 
 import torch
 
-from lmms_eval_unify.metrics.switches import ENV_PREFIX, tiny_metrics_on
+from lmms_eval_unify.env_vars import PREFIX as ENV_PREFIX
+from lmms_eval_unify.env_vars import read
+from lmms_eval_unify.metrics.switches import tiny_metrics_on
 
 RANDOM_WEIGHTS = "random"
 """Sentinel for `MetricConfig.weights`: build the backbone with random weights (tests and benchmarks only)."""
@@ -108,9 +110,9 @@ class MetricConfig:
 _AUTOCAST_DTYPES = {"fp32": None, "bf16": torch.bfloat16, "fp16": torch.float16}
 
 
-def env_value(name: str) -> str | None:
-    """Value of `LMMS_EVAL_UNIFY_<name>`, or None when unset/empty."""
-    return os.environ.get(ENV_PREFIX + name) or None
+def env_value(name: str) -> Any:
+    """The value of ``ENV_PREFIX + name`` parsed by the registry (``env_vars.read``), or None when unset/empty."""
+    return read(ENV_PREFIX + name)
 
 
 def default_device() -> str:
@@ -133,10 +135,10 @@ def resolve_config(family: str, metadata: Mapping[str, Any] | None = None, **exp
     if family not in DEFAULT_BACKBONES:
         raise ValueError(f"unknown metric family {family!r}; expected one of {sorted(DEFAULT_BACKBONES)}")
     env = {
-        "device": env_value("DEVICE"),
-        "dtype": env_value("METRIC_DTYPE"),
-        "batch_size": env_value("METRIC_BATCH_SIZE"),
-        "variant": env_value("METRIC_VARIANT"),
+        "device": read("LMMS_EVAL_UNIFY_DEVICE"),
+        "dtype": read("LMMS_EVAL_UNIFY_METRIC_DTYPE"),
+        "batch_size": read("LMMS_EVAL_UNIFY_METRIC_BATCH_SIZE"),
+        "variant": read("LMMS_EVAL_UNIFY_METRIC_VARIANT"),
         "backbone": env_value(f"{family.upper()}_BACKBONE"),
     }
     fields = {f.name for f in dataclasses.fields(MetricConfig)} - {"family"}
@@ -198,9 +200,9 @@ def seeded_random_init(seed: int = 0) -> Iterator[None]:
 
 
 def find_weights_file(config: MetricConfig, env_name: str, default_paths: list[str], how_to_get: str) -> str:
-    """Return the first existing checkpoint among config.weights, `LMMS_EVAL_UNIFY_<env_name>` and defaults."""
+    """Return the first existing checkpoint among config.weights, ``ENV_PREFIX + env_name`` and defaults."""
     env_var = ENV_PREFIX + env_name
-    candidates = [config.weights] if config.weights else [os.environ.get(env_var) or f"${env_var} (unset)"]
+    candidates = [config.weights] if config.weights else [env_value(env_name) or f"${env_var} (unset)"]
     candidates += default_paths
     for path in candidates:
         if path and os.path.exists(path):

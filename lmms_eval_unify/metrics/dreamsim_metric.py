@@ -109,7 +109,7 @@ def load_dreamsim(config: MetricConfig) -> ImageEncoder:
     device = str(config.torch_device)
     with preserved_torch_hub_dir():
         model = PerceptualModel(**settings, device=device, load_dir=directory, normalize_embeds=True)
-    with open(os.path.join(directory, lora_dir, "adapter_config.json")) as f:
+    with open(os.path.join(directory, lora_dir, "adapter_config.json"), encoding="utf-8") as f:
         adapter = json.load(f)
     lora = LoraConfig(**{k: adapter[k] for k in ("r", "lora_alpha", "lora_dropout", "bias", "target_modules")})
     # dreamsim's own double wrapping (reproduced here) triggers peft's "multiple adapters" warning

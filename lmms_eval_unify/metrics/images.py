@@ -19,6 +19,8 @@ from PIL import Image
 from torchvision.io import ImageReadMode, decode_image, decode_jpeg
 from torchvision.transforms import InterpolationMode
 
+from lmms_eval_unify.env_vars import read
+
 ImageInput = Image.Image | str | os.PathLike | torch.Tensor
 """A PIL image, an image file path, or a uint8 tensor shaped [C, H, W] (C in 1, 3, 4)."""
 
@@ -33,8 +35,8 @@ _R = TypeVar("_R")
 
 def decode_workers() -> int:
     """Threads that read, hash and decode image files: ``$LMMS_EVAL_UNIFY_DECODE_WORKERS``, else min(8, cores)."""
-    value = os.environ.get(DECODE_WORKERS_ENV)
-    return max(1, int(value)) if value else min(8, os.cpu_count() or 1)
+    workers: int | None = read(DECODE_WORKERS_ENV)
+    return workers or min(8, os.cpu_count() or 1)
 
 
 @cache

@@ -3,14 +3,14 @@ leaderboard's manifest record them in processes that never load a backbone."""
 
 from __future__ import annotations
 
-import os
+from lmms_eval_unify.env_vars import read
 
-ENV_PREFIX = "LMMS_EVAL_UNIFY_"
-TINY_METRICS_ENV = ENV_PREFIX + "TINY_METRICS"
+TINY_METRICS_ENV = "LMMS_EVAL_UNIFY_TINY_METRICS"
 """``LMMS_EVAL_UNIFY_TINY_METRICS=1``: every metric on its tiny randomly initialised backbone (offline trials only;
 every table, export and gallery made from such a run says it is not comparable to published numbers)."""
 
 
 def tiny_metrics_on() -> bool:
-    """Whether ``LMMS_EVAL_UNIFY_TINY_METRICS`` selects the tiny backbones."""
-    return os.environ.get(TINY_METRICS_ENV, "").strip().lower() in {"1", "true", "yes", "on"}
+    """Whether ``LMMS_EVAL_UNIFY_TINY_METRICS`` selects the tiny backbones (a malformed value raises
+    ``env_vars.MalformedVariable``)."""
+    return bool(read(TINY_METRICS_ENV))

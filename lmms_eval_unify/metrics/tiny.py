@@ -11,6 +11,7 @@ from pathlib import Path
 import torch
 from torch import nn
 
+from lmms_eval_unify.env_vars import read
 from lmms_eval_unify.metrics.config import (
     RANDOM_WEIGHTS,
     TINY_BACKBONE,
@@ -67,7 +68,7 @@ CACHE_ENV = "LMMS_EVAL_UNIFY_CACHE"
 def cached_tiny_dreamsim() -> Path:
     """The tiny random DreamSim checkpoint folder of the cache, written on first use (atomically: a folder built
     aside, then renamed, so concurrent processes never read a half-written one)."""
-    root = Path(os.environ.get(CACHE_ENV) or Path.home() / ".cache" / "lmms_eval_unify")
+    root = Path(read(CACHE_ENV) or Path.home() / ".cache" / "lmms_eval_unify")
     folder = root / "tiny_dreamsim"
     if not folder.is_dir():
         root.mkdir(parents=True, exist_ok=True)

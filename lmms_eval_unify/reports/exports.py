@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import io
 import json
-import os
 import re
 import sys
 from collections.abc import Mapping, Sequence
@@ -30,6 +29,7 @@ from PIL import Image
 
 from lmms_eval_unify import gate
 from lmms_eval_unify.benchmarks import BENCHMARKS, part
+from lmms_eval_unify.env_vars import read
 from lmms_eval_unify.integration.paths import DATA_DIR_ENV
 from lmms_eval_unify.output.media_reader import DECODE_ERRORS, read_image_file
 from lmms_eval_unify.output.record import UnifiedOutput, parse_output
@@ -276,7 +276,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--data-dir",
         type=Path,
-        default=os.environ.get(DATA_DIR_ENV) or None,
+        default=read(DATA_DIR_ENV),
         help=f"local data folder: adds the docs' fields and reference images (default ${DATA_DIR_ENV})",
     )
     return parser

@@ -17,7 +17,6 @@ import hashlib
 import html
 import io
 import json
-import os
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from pathlib import Path
 from PIL import Image
 
 from lmms_eval_unify import gate
+from lmms_eval_unify.env_vars import read
 from lmms_eval_unify.integration.paths import DATA_DIR_ENV
 from lmms_eval_unify.integration.rescore import saved_media_roots
 from lmms_eval_unify.output.media_reader import DECODE_ERRORS, check_image_bytes, read_image_file
@@ -55,7 +55,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--data-dir",
         type=Path,
-        default=os.environ.get(DATA_DIR_ENV) or None,
+        default=read(DATA_DIR_ENV),
         help=f"local data folder for input/reference images (default ${DATA_DIR_ENV})",
     )
     return parser

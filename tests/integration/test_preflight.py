@@ -136,3 +136,38 @@ def test_a_task_name_inside_another_is_not_masked():
     configs = {"sd": config("sd", "sd_extra is missing"), "al": config("al", "sd_extra is missing")}
     (problem,) = data_problems(configs)
     assert problem.tasks == ("sd", "al") and problem.what.endswith("FileNotFoundError: sd_extra is missing")
+
+
+# ---- malformed environment variables (lmms_eval_unify.env_vars) ------------------------------------------
+def test_each_malformed_variable_is_a_problem_with_its_fix(bare, monkeypatch):
+    from lmms_eval_unify.integration.preflight import environment_problems
+
+    monkeypatch.setenv("LMMS_EVAL_UNIFY_LIMITS", '{"text_chars": 0}')
+    monkeypatch.setenv("LMMS_EVAL_UNIFY_JUDGE_TIMEOUT", "soon")
+    monkeypatch.setenv(DATA_DIR_ENV, str(bare))
+    problems = environment_problems()
+    assert [p.what.split()[0] for p in problems] == ["$LMMS_EVAL_UNIFY_JUDGE_TIMEOUT", "$LMMS_EVAL_UNIFY_LIMITS"]
+    assert all(p.kind == "environment" and p.fix for p in problems)
+    assert "e.g. 600" in render(problems) and "SKIP_PREFLIGHT=1 does not skip this check" in render(problems)
+
+
+@pytest.mark.parametrize("skip", ["", "1"])
+def test_a_run_with_a_malformed_variable_exits_2_before_anything_runs_even_when_the_preflight_is_skipped(
+    bare, monkeypatch, capsys, skip
+):
+    from types import SimpleNamespace
+
+    from lmms_eval_unify.integration import run_context, run_hooks, run_status
+
+    monkeypatch.setattr(run_context, "_current", None)
+    monkeypatch.setattr(run_status, "_status", run_status.RunStatus())
+    monkeypatch.setattr(run_hooks, "_exit_code", None)
+    monkeypatch.setenv("LMMS_EVAL_UNIFY_LIMITS", "{text_chars: 5}")
+    monkeypatch.setenv("LMMS_EVAL_UNIFY_SKIP_PREFLIGHT", skip)
+    started = []
+    with pytest.raises(SystemExit) as stopped:
+        run_hooks._simple_evaluate(lambda **kwargs: started.append(kwargs), model="unify_oracle", tasks=["x"],
+                                   cli_args=SimpleNamespace(output_path=None))  # fmt: skip
+    assert stopped.value.code == 2 and run_hooks._exit_code == 2 and not started
+    err = capsys.readouterr().err
+    assert "preflight: 1 problem(s); nothing was generated" in err and "[environment] $LMMS_EVAL_UNIFY_LIMITS" in err

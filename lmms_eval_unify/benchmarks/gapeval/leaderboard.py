@@ -238,7 +238,8 @@ def _start_gap_fit(joint: Mapping[str, Mapping[str, Sequence[float]]], variant: 
             stdin=inputs,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
-            text=True,
+            encoding="utf-8",
+            errors="replace",
         )
 
 

@@ -10,7 +10,6 @@ unsupported and failed outputs); the keys are the scoring contract of ``spec.MET
 from __future__ import annotations
 
 import json
-import os
 import re
 from collections.abc import Sequence
 from typing import Any, Literal
@@ -20,6 +19,7 @@ from PIL import Image
 from lmms_eval_unify import metrics
 from lmms_eval_unify.benchmarks.mme_unify import vcot
 from lmms_eval_unify.benchmarks.mme_unify.spec import METRICS, SCORING_VARIANTS, VCOT_METRICS
+from lmms_eval_unify.env_vars import read
 from lmms_eval_unify.generation.visuals import to_pil_images
 from lmms_eval_unify.output.media_reader import load_media
 from lmms_eval_unify.output.record import OutputFailure, ParsedOutput, Step
@@ -33,8 +33,7 @@ METRICS_ENV = "LMMS_EVAL_UNIFY_MME_UNIFY_METRICS"
 
 def metric_config(family: str) -> dict | None:
     """The configured metric fields of ``family`` (``clip_choice``, ``clip_score``, ...) or None (defaults)."""
-    raw = os.environ.get(METRICS_ENV)
-    return json.loads(raw).get(family) if raw else None
+    return (read(METRICS_ENV) or {}).get(family)
 
 
 def check_variant(variant: str) -> None:

@@ -113,9 +113,8 @@ def run(out: Path, n: int, seed: int, models: Sequence[str], random_seeds: int) 
         for model_seed in seeds:
             folder = out / "runs" / (model if model_seed is None else f"{model}-seed{model_seed}")
             extra = [] if model_seed is None else ["--model_args", f"seed={model_seed}"]
-            results = json.loads(run_lmms_eval(model, ",".join(DEMO_TASKS), folder, data_dir, extra).read_text())[
-                "results"
-            ]
+            results_file = run_lmms_eval(model, ",".join(DEMO_TASKS), folder, data_dir, extra)
+            results = json.loads(results_file.read_text(encoding="utf-8"))["results"]
             per_seed.append(results)
         wall = (time.perf_counter() - started) / len(seeds)
         label = model if len(seeds) == 1 else f"{model} (mean of seeds {seeds[0]}–{seeds[-1]})"

@@ -11,12 +11,11 @@ preprocessing, one image per forward, float32 cosine), so a perfect panel scores
 
 from __future__ import annotations
 
-import json
-import os
 from typing import Any
 
 from lmms_eval_unify import metrics
 from lmms_eval_unify.benchmarks.uni_mmmu.spec import METRICS
+from lmms_eval_unify.env_vars import read
 from lmms_eval_unify.output.record import OutputFailure, ParsedOutput
 from lmms_eval_unify.puzzles.jigsaw import jigsaw_completions, parse_jigsaw_choice
 from lmms_eval_unify.scoring.scorer import Score, scorer
@@ -31,8 +30,7 @@ JIGSAW_METRICS = METRICS["jigsaw"]
 
 def metric_config(family: str) -> dict | None:
     """The configured metric fields of ``family`` from ``LMMS_EVAL_UNIFY_UNI_MMMU_METRICS`` (None = defaults)."""
-    raw = os.environ.get(METRICS_ENV)
-    return json.loads(raw).get(family) if raw else None
+    return (read(METRICS_ENV) or {}).get(family)
 
 
 @scorer(*JIGSAW_METRICS)

@@ -11,37 +11,24 @@ of that judgement with that reason. When several reasons apply, ``invalid_output
 
 from __future__ import annotations
 
-import json
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from PIL import Image
 
+from lmms_eval_unify.benchmarks.uni_mmmu.spec import JUDGES_ENV
+from lmms_eval_unify.env_vars import read
 from lmms_eval_unify.judges import judge
 from lmms_eval_unify.output.media_reader import load_media
 from lmms_eval_unify.output.record import OutputFailure, ParsedOutput
 from lmms_eval_unify.scoring.scorer import Score, judge_log
 
-JUDGES_ENV = "LMMS_EVAL_UNIFY_UNI_MMMU_JUDGES"
-"""JSON mapping template id -> judge config fields for that template only, e.g. to send the geometry text
-to a second endpoint serving Qwen3-32B: ``{"uni_mmmu.geometry.text": {"base_url": "http://host:8001/v1",
-"extra_body": {"chat_template_kwargs": {"enable_thinking": true}}}}``. Unset = the global judge settings."""
-
 
 def template_configs() -> dict[str, dict]:
-    """Every per-template judge override of ``LMMS_EVAL_UNIFY_UNI_MMMU_JUDGES`` (empty when unset)."""
-    raw = os.environ.get(JUDGES_ENV)
-    if not raw:
-        return {}
-    try:
-        overrides = json.loads(raw)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"{JUDGES_ENV} is not valid JSON: {exc}") from exc
-    if not isinstance(overrides, dict):
-        raise ValueError(f"{JUDGES_ENV} must be a JSON object of template id -> judge config fields")
-    return overrides
+    """Every per-template judge override of ``$LMMS_EVAL_UNIFY_UNI_MMMU_JUDGES`` (``spec.JUDGES_ENV``; empty when
+    unset); a malformed value raises ``env_vars.MalformedVariable``."""
+    return read(JUDGES_ENV) or {}
 
 
 def template_config(template: str) -> dict | None:

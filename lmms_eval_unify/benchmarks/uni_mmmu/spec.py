@@ -6,6 +6,8 @@ here (the maze/sliding metrics are the shared puzzle scorer's, ``puzzles.scoring
 
 from __future__ import annotations
 
+from lmms_eval_unify.env_vars import Variable, json_objects
+
 BENCHMARK = "uni_mmmu"
 TASK_PREFIX = f"{BENCHMARK}_"
 """Prefix of every task name of the benchmark (the leaderboard reads the tasks that start with it)."""
@@ -27,6 +29,19 @@ JUDGE_MODEL = "Qwen/Qwen2.5-VL-72B-Instruct"
 """The official judge of every Uni-MMMU judgement but the geometry text (Qwen3-32B)."""
 PAPER_SCORE = "lmms_eval_unify.benchmarks.uni_mmmu.paper.table2_row"
 """Roll-up of the task means into the paper's Table 2 row."""
+JUDGES_ENV = "LMMS_EVAL_UNIFY_UNI_MMMU_JUDGES"
+"""JSON mapping template id -> judge config fields for that template only, e.g. to send the geometry text
+to a second endpoint serving Qwen3-32B: ``{"uni_mmmu.geometry.text": {"base_url": "http://host:8001/v1",
+"extra_body": {"chat_template_kwargs": {"enable_thinking": true}}}}``. Unset = the global judge settings."""
+ENV_VARIABLES = (
+    Variable(
+        JUDGES_ENV,
+        json_objects,
+        "per-template judge settings of Uni-MMMU: template id -> judge config fields (docs/judges.md)",
+        'a JSON object of objects, e.g. {"uni_mmmu.geometry.text": {"base_url": "http://HOST:8001/v1"}}',
+    ),
+)
+"""The benchmark's own environment variables (``lmms_eval_unify.env_vars`` registers them)."""
 
 
 def task_name(task: str) -> str:

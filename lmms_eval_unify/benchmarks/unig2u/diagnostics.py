@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -27,6 +26,7 @@ from PIL import Image
 
 from lmms_eval_unify.benchmarks.unig2u.spec import SUBTASKS
 from lmms_eval_unify.benchmarks.unig2u.task import concatenate, resolve_files
+from lmms_eval_unify.env_vars import read
 from lmms_eval_unify.generation.protocols import split_generate_then_answer_prompt
 from lmms_eval_unify.integration.paths import DATA_DIR_ENV
 from lmms_eval_unify.judges import JudgeRequest, judge_many
@@ -105,7 +105,7 @@ def _task_config(task: str) -> dict:
 def _docs(task: str) -> datasets.Dataset:
     config = _task_config(task)
     split = config["test_split"]
-    paths = resolve_files(config["dataset_kwargs"]["data_files"][split], os.environ.get(DATA_DIR_ENV))
+    paths = resolve_files(config["dataset_kwargs"]["data_files"][split], read(DATA_DIR_ENV))
     parts = [datasets.load_dataset("parquet", data_files={split: p}, split=split) for p in paths]
     dataset = parts[0] if len(parts) == 1 else concatenate(parts, [Path(p).stem for p in paths])
     return config["process_docs"](dataset) if config.get("process_docs") else dataset  # BabyVision: one type
@@ -151,7 +151,7 @@ def run(run_dir: str | Path, config: dict | None = None) -> Diagnostics:
     result = Diagnostics()
     items: list[Item] = []
     for task, path in samples_files(Path(run_dir)).items():
-        for line in path.read_text().splitlines():
+        for line in path.read_text(encoding="utf-8").splitlines():
             item = item_from_sample(task, json.loads(line))
             if isinstance(item, str):
                 result.unusable[item] = result.unusable.get(item, 0) + 1
@@ -186,7 +186,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if diagnostics.unusable:
         print(f"not judged: {diagnostics.unusable}")
     if args.out:
-        args.out.write_text(json.dumps({"table": table, "not_judged": diagnostics.unusable}, indent=2))
+        args.out.write_text(
+            json.dumps({"table": table, "not_judged": diagnostics.unusable}, indent=2), encoding="utf-8"
+        )
     return 0
 
 

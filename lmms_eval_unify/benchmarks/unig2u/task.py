@@ -18,6 +18,7 @@ import datasets
 from PIL import Image
 
 from lmms_eval_unify.benchmarks.unig2u.spec import HUB_ROOT
+from lmms_eval_unify.env_vars import read
 from lmms_eval_unify.integration.paths import DATA_DIR_ENV
 from lmms_eval_unify.integration.task import LocalDataMissingError, UnifyTask
 
@@ -73,18 +74,18 @@ class UniG2UTask(UnifyTask):
     @classmethod
     def data_files(cls, config: dict) -> list[str] | None:
         urls = ((config.get("dataset_kwargs") or {}).get("data_files") or {}).get(config.get("test_split"))
-        paths = resolve_files(urls or [], os.environ.get(DATA_DIR_ENV))
-        return paths if os.environ.get(DATA_DIR_ENV) else None
+        paths = resolve_files(urls or [], read(DATA_DIR_ENV))
+        return paths if read(DATA_DIR_ENV) else None
 
     def download(self, dataset_kwargs: dict | None = None) -> None:
         self.check_judges()
         split = self.config.test_split
         urls = (dataset_kwargs or {})["data_files"][split]
-        paths = resolve_files(urls, os.environ.get(DATA_DIR_ENV))
-        if os.environ.get(DATA_DIR_ENV):  # read through the gate: refused rows fail as data_error
+        paths = resolve_files(urls, read(DATA_DIR_ENV))
+        if read(DATA_DIR_ENV):  # read through the gate: refused rows fail as data_error
             paths = [self.checked_local_file(path) for path in paths]
         parts = [datasets.load_dataset("parquet", data_files={split: p}, split=split) for p in paths]
-        sources = [Path(p).stem for p in resolve_files(urls, os.environ.get(DATA_DIR_ENV))]
+        sources = [Path(p).stem for p in resolve_files(urls, read(DATA_DIR_ENV))]
         dataset = parts[0] if len(parts) == 1 else concatenate(parts, sources)
         self.dataset = datasets.DatasetDict({split: dataset})
         if self.config.process_docs is not None:
