@@ -160,10 +160,14 @@ class _WatchedStream(httpx.SyncByteStream):
         self._stream.close()
 
 
+DEADLINE_EXTENSION = "lmms_eval_unify_deadline_s"
+"""A request extension shortening one request's deadline below the client's (what is left of a budget)."""
+
+
 class DeadlineClient(httpx.Client):
-    """An ``httpx.Client`` whose every request must complete within ``deadline_s`` seconds, redirects never
-    followed (whatever a caller asks) and no connection kept alive (see the module docstring). Each socket
-    operation's own timeout is at most the deadline too."""
+    """An ``httpx.Client`` whose every request must complete within ``deadline_s`` seconds (less when the request's
+    :data:`DEADLINE_EXTENSION` says so), redirects never followed (whatever a caller asks) and no connection kept
+    alive (see the module docstring). Each socket operation's own timeout is at most the deadline too."""
 
     def __init__(self, deadline_s: float, **kwargs: Any) -> None:
         kwargs.setdefault("timeout", deadline_s)
@@ -171,14 +175,14 @@ class DeadlineClient(httpx.Client):
         self.deadline_s = float(deadline_s)
 
     def send(self, request: httpx.Request, *, stream: bool = False, **kwargs: Any) -> httpx.Response:
-        watchdog = _Watchdog(self.deadline_s, request.extensions.get("trace"))
+        deadline_s = min(self.deadline_s, float(request.extensions.get(DEADLINE_EXTENSION) or self.deadline_s))
+        watchdog = _Watchdog(deadline_s, request.extensions.get("trace"))
         timeouts = request.extensions.get("timeout") or {}
         request.extensions = {
             **request.extensions,
             "trace": watchdog.trace,
             "timeout": {
-                name: min(self.deadline_s, timeouts.get(name) or self.deadline_s)
-                for name in ("connect", "read", "write", "pool")
+                name: min(deadline_s, timeouts.get(name) or deadline_s) for name in ("connect", "read", "write", "pool")
             },
         }
         watchdog.start()
@@ -318,7 +322,8 @@ class HttpEndpoint:
     whole, redirects refused, HTTP 408/409/429/5xx, deadlines, connection errors and malformed 200 replies
     retried per ``retry`` (a ``Retry-After`` setting the least wait), a body over the gate's limit of its kind
     refused at once, the key redacted from every error before it is cut. At most ``concurrency`` attempts are
-    on the wire at once (None: no bound); failures raise ``error`` (an :class:`EndpointError`); ``sleep`` waits
+    on the wire at once (None: no bound); ``budget_s``, when given, bounds a call and all its retries together
+    (:meth:`_attempts`); failures raise ``error`` (an :class:`EndpointError`); ``sleep`` waits
     between attempts (tests record the waits instead); ``label`` names the requests in retry warnings; ``facts``, when
     given, collects what every successful reply reveals of the server (:class:`ServerFacts`)."""
 
@@ -334,6 +339,7 @@ class HttpEndpoint:
         label: str = "model",
         sleep: Callable[[float], None] = time.sleep,
         facts: ServerFacts | None = None,
+        budget_s: float | None = None,
     ) -> None:
         self.base_url = base_url.rstrip("/")
         self.retry = retry
@@ -345,12 +351,15 @@ class HttpEndpoint:
         self._error = error
         self._label = label
         self.facts = facts
+        self.budget_s = budget_s
 
     def post(self, path: str, kind: Kind, parse: Callable[[object], Parsed], **request: Any) -> Parsed:
         """``parse`` of the JSON reply of ``POST <base_url>/<path>`` (``json=``, or ``data=``/``files=``), its body
         limited as ``kind``; ``parse`` raises ``ValueError`` for a malformed reply (retried)."""
         url = f"{self.base_url}/{path}"
-        return self._attempts(lambda: self._send("POST", url, self._auth, kind, self._json(parse, url), request))
+        return self._attempts(
+            functools.partial(self._send, "POST", url, self._auth, kind, self._json(parse, url), request)
+        )
 
     def get(self, path: str, kind: Kind, parse: Callable[[object], Parsed], *, retry: bool = True) -> Parsed:
         """``parse`` of the JSON reply of ``GET <base_url>/<path>`` (a path starting with ``/`` is taken from the
@@ -360,7 +369,7 @@ class HttpEndpoint:
         if retry:
             return self._attempts(send)
         try:
-            return send()
+            return send(self.budget_s)
         except (_Retryable, EndpointError) as exc:
             raise self._error(redact(str(exc), self._api_key)) from None
 
@@ -377,21 +386,32 @@ class HttpEndpoint:
 
     def download(self, url: str, kind: Kind) -> bytes:
         """The bytes at ``url`` (a file a reply points to), fetched without the API key."""
-        return self._attempts(lambda: self._send("GET", url, {}, kind, lambda raw: raw, {}))
+        return self._attempts(functools.partial(self._send, "GET", url, {}, kind, lambda raw: raw, {}))
 
     def close(self) -> None:
         self._http.close()
 
-    def _attempts(self, send: Callable[[], Parsed]) -> Parsed:
-        """``send()``, retried per the policy; every error text redacted of the key."""
+    def _attempts(self, send: Callable[[float | None], Parsed]) -> Parsed:
+        """``send(deadline)``, retried per the policy; every error text redacted of the key. With ``budget_s`` the
+        attempts and the waits between them share that one deadline: each attempt gets what is left of it, and a
+        wait that would pass it (a long ``Retry-After`` included) fails at once, saying so."""
+        started = time.monotonic()
         for attempt in range(self.retry.max_retries + 1):
+            left = None if self.budget_s is None else self.budget_s - (time.monotonic() - started)
             try:
-                return send()
+                return send(left)
             except _Retryable as exc:
                 reason = redact(str(exc), self._api_key)
                 if attempt == self.retry.max_retries:
                     raise self._error(f"giving up after {attempt + 1} attempts: {reason}") from None
                 delay = self.retry.delay(attempt, exc.retry_after)
+                left = None if self.budget_s is None else self.budget_s - (time.monotonic() - started)
+                if left is not None and max(delay, exc.retry_after or 0.0) >= left:
+                    wait = f"Retry-After {exc.retry_after:g} s" if exc.retry_after is not None else "backoff"
+                    raise self._error(
+                        f"giving up after {attempt + 1} attempts: {reason}; the next retry ({wait}, {delay:.1f} s) "
+                        f"would pass the {self.budget_s:g} s budget of the whole call ({max(left, 0):.1f} s left)"
+                    ) from None
                 logger.warning(f"{self._label} request failed ({reason}); retry {attempt + 1} in {delay:.1f}s")
                 self.sleep(delay)
             except EndpointError as exc:
@@ -406,10 +426,15 @@ class HttpEndpoint:
         kind: Kind,
         parse: Callable[[bytes], Parsed],
         request: dict[str, Any],
+        deadline_s: float | None,
     ) -> Parsed:
+        """One attempt, within ``deadline_s`` when given (else the client's deadline)."""
+        if deadline_s is not None and deadline_s <= 0:
+            raise EndpointError(f"the {self.budget_s:g} s budget of the whole call is spent")
+        extensions = {DEADLINE_EXTENSION: deadline_s} if deadline_s is not None else {}
         with self._slots or nullcontext():
             try:
-                with self._http.stream(method, url, headers=headers, **request) as response:
+                with self._http.stream(method, url, headers=headers, extensions=extensions, **request) as response:
                     refused = redirect_error(response)
                     if refused:
                         raise EndpointError(refused)
