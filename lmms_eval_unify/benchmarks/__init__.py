@@ -12,6 +12,7 @@ A benchmark is a folder ``lmms_eval_unify/benchmarks/<name>/`` (plus ``tasks/<na
 | ``export.py`` | the released exchange format (``lmms-eval-unify export``; ``reports.exports.BenchmarkExport``) |
 | ``synthetic.py`` | ``rows(skill, rng, generates_images)``: synthetic samples for tests and benches, never a run |
 | ``judge_prompts.yaml`` | the versioned judge prompt templates, when the benchmark has a judge |
+| ``judge_plan.py`` | ``planned_judgements(task, metadata, doc)``: a sample's judgements (``judge estimate``) |
 | ``offline/data.py`` | ``generate(out_dir, n, seed)`` |
 | ``offline/prepare.py`` | ``prepare_main(argv)``, when the benchmark has a published release to convert |
 """

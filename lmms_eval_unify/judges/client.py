@@ -1,37 +1,84 @@
 """Minimal OpenAI-compatible chat-completions client with bounded concurrency, deadlines and retries.
 
 Every request must complete within ``timeout_s`` (connect, send, status line and the whole body: a server that
-drips bytes cannot outlive it). Requests go through ``lmms_eval_unify.judges.http.HttpEndpoint``, shared with
-the models served over HTTP. Retries (exponential backoff with jitter) cover HTTP 408/409/429/5xx, deadlines,
-connection errors and malformed 200 bodies (not JSON, no choice, a ``message`` that is null or whose
-``content`` is not a string); a ``Retry-After`` header sets the minimum wait. A redirect fails at once, naming
-its target; a reply body over the gate's ``judge_reply_bytes`` limit fails at once too. The API key only ever
-appears in the ``Authorization`` header: it is redacted, in its plain and encoded forms, from the whole text of
-every error (response bodies a server echoes included) before the text is cut.
+drips bytes cannot outlive it). Requests go through ``lmms_eval_unify.judges.http.HttpEndpoint``, shared with the
+models served over HTTP. Retries (exponential backoff with jitter) cover HTTP 408/409/429/5xx, deadlines,
+connection errors and malformed 200 bodies (not JSON, no choice, a ``message`` that is null, or whose ``content``
+is not a string and that carries no reasoning either); a ``Retry-After`` header sets the minimum wait. A redirect
+fails at once, naming its target; a reply body over the gate's ``judge_reply_bytes`` limit fails at once too. The
+API key only ever appears in the ``Authorization`` header: it is redacted, in its plain and encoded forms, from the
+whole text of every error (response bodies a server echoes included) before the text is cut.
+
+Reply shapes of reasoning judges (:func:`chat_reply`): a server with a reasoning parser (vLLM ``--reasoning-parser``,
+SGLang, OpenRouter) returns the thinking in ``message.reasoning`` or ``message.reasoning_content`` and the answer in
+``content``; only ``content`` is the judge's reply. When ``content`` is null or empty and reasoning is present (the
+judge spent its ``max_tokens`` thinking), the reply is the reasoning inside ``<think>…</think>``: parsing removes it,
+so the judgement is ``judge_invalid`` ("no answer after the reasoning") with the reasoning kept in ``raw``, and it is
+not retried (greedy decoding would think the same way again). A reply that stopped at ``max_tokens``
+(``finish_reason: "length"``) is logged as a warning and parsed as it is. ``usage`` and the reply's ``model`` are not
+used: the judgement records the model name that was requested.
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
+
+from loguru import logger
 
 from lmms_eval_unify.judges.http import EndpointError, HttpEndpoint, RetryPolicy
 
+REASONING_FIELDS = ("reasoning", "reasoning_content")
+"""Message fields that hold a reasoning model's thinking when the server separates it from the answer: vLLM's
+``reasoning`` (``reasoning_content`` before its rename), SGLang's ``reasoning_content``, OpenRouter's ``reasoning``."""
 
-def reply_content(body: object) -> str:
-    """The assistant text of a chat-completions body; ``ValueError`` unless ``choices[0].message.content``
-    is a string."""
+
+def _first_choice(body: object) -> tuple[dict[str, Any], dict[str, Any]]:
+    """``choices[0]`` of a chat-completions body and its ``message``; ``ValueError`` when either is missing."""
     choices = body.get("choices") if isinstance(body, dict) else None
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise ValueError("no choice")
     message = choices[0].get("message")
     if not isinstance(message, dict):
         raise ValueError(f"message is {type(message).__name__}, not an object")
+    return choices[0], message
+
+
+def reply_content(body: object) -> str:
+    """The assistant text of a chat-completions body; ``ValueError`` unless ``choices[0].message.content``
+    is a string."""
+    _, message = _first_choice(body)
     content = message.get("content")
     if not isinstance(content, str):
         raise ValueError(f"content is {type(content).__name__}, not a string")
     return content
+
+
+@dataclass(frozen=True)
+class ChatReply:
+    """A judge's reply: the text that is parsed and cached, and why the server stopped (``None`` if unsaid)."""
+
+    text: str
+    finish_reason: str | None
+
+
+def chat_reply(body: object) -> ChatReply:
+    """The judge reply of a chat-completions body: ``content``, or, when it is null or empty and the message
+    carries reasoning (:data:`REASONING_FIELDS`), ``<think>{reasoning}</think>``. ``ValueError`` (retried) when
+    there is neither a string ``content`` nor reasoning."""
+    choice, message = _first_choice(body)
+    content = message.get("content")
+    reasoning = next((message[name] for name in REASONING_FIELDS if isinstance(message.get(name), str)), None)
+    if not content and reasoning:
+        text = f"<think>{reasoning}</think>"
+    elif isinstance(content, str):
+        text = content
+    else:
+        raise ValueError(f"content is {type(content).__name__}, not a string, and there is no reasoning")
+    finish_reason = choice.get("finish_reason")
+    return ChatReply(text, finish_reason if isinstance(finish_reason, str) else None)
 
 
 class JudgeRequestError(EndpointError):
@@ -65,9 +112,15 @@ class ChatClient:
         )
 
     def complete(self, model: str, messages: list[dict[str, Any]], params: Mapping[str, Any]) -> str:
-        """Return the assistant text for ``messages``; raise ``JudgeRequestError`` when it cannot."""
+        """Return the judge reply (:func:`chat_reply`) for ``messages``; raise ``JudgeRequestError`` when it cannot."""
         body = {"model": model, "messages": messages, **params}
-        return self._endpoint.post("chat/completions", "judge_reply", reply_content, json=body)
+        reply = self._endpoint.post("chat/completions", "judge_reply", chat_reply, json=body)
+        if reply.finish_reason == "length":
+            logger.warning(
+                f"judge {model} stopped at max_tokens ({params.get('max_tokens', 'server default')}, finish_reason "
+                "'length'): a verdict cut off there is judge_invalid; raise max_tokens in the judge config"
+            )
+        return reply.text
 
     def close(self) -> None:
         self._endpoint.close()

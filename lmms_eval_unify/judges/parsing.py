@@ -1,9 +1,10 @@
 """Strict parsing of judge replies against a template's declared output fields.
 
-A reply is valid only when every required field is found with an allowed value. JSON is looked for in
-code fences first, then as balanced ``{...}`` objects anywhere in the text (after dropping ``<think>``
-blocks); when no JSON object carries the fields, ``"key": value`` pairs are read with a regex. Anything
-else is *invalid* and the caller records the raw text; nothing is guessed.
+A reply is valid only when every required field is found with an allowed value. JSON is looked for in code fences
+first, then as balanced ``{...}`` objects anywhere in the text (after dropping the reasoning: ``<think>`` blocks,
+the text before a dangling ``</think>`` and after an unclosed ``<think>``); when no JSON object carries the fields,
+``"key": value`` pairs are read with a regex. Anything else is *invalid* and the caller records the raw text;
+nothing is guessed.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from dataclasses import dataclass
 from typing import Any
 
 _THINK_RE = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
+_THINK_OPEN_RE = re.compile(r"<think>", re.IGNORECASE)
+_THINK_CLOSE_RE = re.compile(r"</think>", re.IGNORECASE)
 _FENCE_RE = re.compile(r"```(?:json|JSON)?\s*(.*?)```", re.DOTALL)
 _TRUE = {"1", "true", "yes", "pass", "correct"}
 _FALSE = {"0", "false", "no", "fail", "incorrect"}
@@ -86,9 +89,10 @@ class ParseOutcome:
 
 
 def strip_reasoning(text: str) -> str:
-    """Drop ``<think>...</think>`` blocks, and everything up to a dangling ``</think>``."""
-    text = _THINK_RE.sub("", text)
-    return text.split("</think>")[-1]
+    """Drop ``<think>...</think>`` blocks, everything up to a dangling ``</think>`` (a chat template that opens
+    the block itself) and everything from an unclosed ``<think>`` on (thinking cut off at ``max_tokens``)."""
+    text = _THINK_CLOSE_RE.split(_THINK_RE.sub("", text))[-1]
+    return _THINK_OPEN_RE.split(text, maxsplit=1)[0]
 
 
 def iter_json_objects(text: str) -> Iterator[dict[str, Any]]:
@@ -113,6 +117,8 @@ def parse_reply(text: str, specs: tuple[FieldSpec, ...]) -> ParseOutcome:
     """Parse ``text`` into the declared fields, or report why it cannot be parsed."""
     body = strip_reasoning(text or "")
     if not body.strip():
+        if (text or "").strip():
+            return ParseOutcome({}, "no answer after the reasoning (the judge may have reached max_tokens thinking)")
         return ParseOutcome({}, "empty reply")
     last_error = "no JSON object with the required fields"
     for obj in iter_json_objects(body):

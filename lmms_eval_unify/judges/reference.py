@@ -1,4 +1,4 @@
-"""The reference judges behind one local endpoint: ``lmms-eval-unify judge serve``.
+"""The reference judges behind one local endpoint: ``lmms-eval-unify judge serve`` (``judges/cli.py``).
 
 Every benchmark with a judged task ships a ``reference_judge.py`` whose ``verdict(request)`` answers the
 judge prompts of its own generated offline items the way a correct judge would, and answers anything else
@@ -56,19 +56,9 @@ def exports(server: OpenAICompatServer) -> list[str]:
     ]
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``lmms-eval-unify judge serve [--port N]``: serve until interrupted."""
-    import argparse
-
-    parser = argparse.ArgumentParser(
-        prog="lmms-eval-unify judge",
-        description="Serve the reference judges (generated offline data only; NOT a real judge) on loopback.",
-    )
-    commands = parser.add_subparsers(dest="command", required=True)
-    command = commands.add_parser("serve", help="start the reference judges and print what to export")
-    command.add_argument("--port", type=int, default=0, help="port on 127.0.0.1 (default: a free one)")
-    args = parser.parse_args(argv)
-    server = serve(args.port)
+def serve_until_interrupted(port: int) -> int:
+    """``lmms-eval-unify judge serve``: serve on ``port``, print what to export, stop on Ctrl-C."""
+    server = serve(port)
     print("# reference judges (offline generated data only; tables will say so). In another shell:")
     print("\n".join(exports(server)), flush=True)
     try:

@@ -123,7 +123,9 @@ def reset_judge_state() -> None:
 
 
 # --------------------------------------------------------------------------- judging
-def _decoding(template: Template, config: JudgeConfig) -> dict[str, Any]:
+def decoding(template: Template, config: JudgeConfig) -> dict[str, Any]:
+    """The request-body parameters of a judgement: the extra body, then ``temperature`` and ``max_tokens`` (config
+    over template; left out when neither sets them)."""
     temperature = config.temperature if config.temperature is not None else template.temperature
     max_tokens = config.max_tokens if config.max_tokens is not None else template.max_tokens
     params = resolve_extra_body(config)
@@ -134,7 +136,8 @@ def _decoding(template: Template, config: JudgeConfig) -> dict[str, Any]:
     return params
 
 
-def _followup(template: Template, config: JudgeConfig) -> str | None:
+def followup_turn(template: Template, config: JudgeConfig) -> str | None:
+    """The second user turn of a two-turn judgement (config ``two_turn`` over the template's ``turns``), or None."""
     two_turn = config.two_turn if config.two_turn is not None else template.turns == 2
     if two_turn and not template.followup:
         raise ValueError(f"template {template.key} defines no follow-up turn; two_turn is not available")
@@ -184,7 +187,7 @@ def judge(
     cfg = JudgeConfig.coerce(config)
     endpoint = resolve_endpoint(cfg, template.default_model)
     rendered = template.render(variables or {}, images or {})
-    params, followup = _decoding(template, cfg), _followup(template, cfg)
+    params, followup = decoding(template, cfg), followup_turn(template, cfg)
     key = cache_key(
         {
             "model": endpoint.model,
