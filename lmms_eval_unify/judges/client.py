@@ -15,8 +15,14 @@ SGLang, OpenRouter) returns the thinking in ``message.reasoning`` or ``message.r
 judge spent its ``max_tokens`` thinking), the reply is the reasoning inside ``<think>…</think>``: parsing removes it,
 so the judgement is ``judge_invalid`` ("no answer after the reasoning") with the reasoning kept in ``raw``, and it is
 not retried (greedy decoding would think the same way again). A reply that stopped at ``max_tokens``
-(``finish_reason: "length"``) is logged as a warning and parsed as it is. ``usage`` and the reply's ``model`` are not
-used: the judgement records the model name that was requested.
+(``finish_reason: "length"``) is logged as a warning and parsed as it is. ``usage`` is not used; the reply's ``model``
+is kept (:attr:`ChatReply.model`) so that a judgement answered by another model than the one asked is flagged
+(``JudgeResult.model_mismatch``).
+
+One judgement's requests share one budget of :data:`BUDGET_DEADLINES` times the configured deadline: every attempt
+gets at most the deadline and at most what is left of the budget, and a wait that would pass the budget (a long
+``Retry-After``) fails the judgement at once (``HttpEndpoint(budget_s=…)``). A judge that drips bytes or asks for
+long waits holds one judgement (or the preflight's ping) for at most twice its deadline.
 """
 
 from __future__ import annotations
@@ -30,6 +36,8 @@ from loguru import logger
 
 from lmms_eval_unify.judges.http import EndpointError, HttpEndpoint, RetryPolicy
 
+BUDGET_DEADLINES = 2
+"""A judgement's whole budget, retries and waits included, in request deadlines: one slow attempt and quick retries."""
 REASONING_FIELDS = ("reasoning", "reasoning_content")
 """Message fields that hold a reasoning model's thinking when the server separates it from the answer: vLLM's
 ``reasoning`` (``reasoning_content`` before its rename), SGLang's ``reasoning_content``, OpenRouter's ``reasoning``."""
@@ -62,6 +70,8 @@ class ChatReply:
 
     text: str
     finish_reason: str | None
+    model: str | None = None
+    """The model the reply names (``None`` if it names none)."""
 
 
 def chat_reply(body: object) -> ChatReply:
@@ -78,7 +88,10 @@ def chat_reply(body: object) -> ChatReply:
     else:
         raise ValueError(f"content is {type(content).__name__}, not a string, and there is no reasoning")
     finish_reason = choice.get("finish_reason")
-    return ChatReply(text, finish_reason if isinstance(finish_reason, str) else None)
+    model = body.get("model") if isinstance(body, dict) else None
+    return ChatReply(
+        text, finish_reason if isinstance(finish_reason, str) else None, model if isinstance(model, str) else None
+    )
 
 
 class JudgeRequestError(EndpointError):
@@ -86,8 +99,9 @@ class JudgeRequestError(EndpointError):
 
 
 class ChatClient:
-    """Thread-safe client; at most ``max_concurrency`` requests are on the wire at once, each within
-    ``deadline_s`` seconds from its first byte sent to its last byte received."""
+    """Thread-safe client; at most ``max_concurrency`` requests are on the wire at once, each within ``deadline_s``
+    seconds, and each call (all its attempts and the waits between them) within :data:`BUDGET_DEADLINES` times
+    that."""
 
     def __init__(
         self,
@@ -109,10 +123,15 @@ class ChatClient:
             error=JudgeRequestError,
             label="judge",
             sleep=sleep,
+            budget_s=BUDGET_DEADLINES * deadline_s,
         )
 
     def complete(self, model: str, messages: list[dict[str, Any]], params: Mapping[str, Any]) -> str:
-        """Return the judge reply (:func:`chat_reply`) for ``messages``; raise ``JudgeRequestError`` when it cannot."""
+        """The text of :meth:`complete_reply`."""
+        return self.complete_reply(model, messages, params).text
+
+    def complete_reply(self, model: str, messages: list[dict[str, Any]], params: Mapping[str, Any]) -> ChatReply:
+        """The judge reply (:func:`chat_reply`) for ``messages``; ``JudgeRequestError`` when there is none."""
         body = {"model": model, "messages": messages, **params}
         reply = self._endpoint.post("chat/completions", "judge_reply", chat_reply, json=body)
         if reply.finish_reason == "length":
@@ -120,7 +139,16 @@ class ChatClient:
                 f"judge {model} stopped at max_tokens ({params.get('max_tokens', 'server default')}, finish_reason "
                 "'length'): a verdict cut off there is judge_invalid; raise max_tokens in the judge config"
             )
-        return reply.text
+        return reply
 
     def close(self) -> None:
         self._endpoint.close()
+
+
+def answered_by_other(requested: str, answered: str | None) -> bool:
+    """Whether a reply naming ``answered`` came from another model than ``requested``: a dated snapshot of it
+    (``gpt-4o`` answered by ``gpt-4o-2024-08-06``) or a reply naming none is the same model."""
+    if not answered:
+        return False
+    asked, named = requested.strip().lower(), answered.strip().lower()
+    return named != asked and not named.startswith(f"{asked}-")

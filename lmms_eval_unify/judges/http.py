@@ -128,7 +128,7 @@ class _Watchdog:
 
     def error(self, request: httpx.Request) -> DeadlineExceeded:
         return DeadlineExceeded(
-            f"no complete reply within the {self.deadline_s:g} s deadline of the whole request", request=request
+            f"no complete reply within the {self.deadline_s:.3g} s deadline of the whole request", request=request
         )
 
 

@@ -14,7 +14,7 @@ from loguru import logger
 from tqdm import tqdm
 
 from lmms_eval_unify.judges.cache import JudgeCache, cache_key
-from lmms_eval_unify.judges.client import ChatClient, JudgeRequestError, RetryPolicy
+from lmms_eval_unify.judges.client import ChatClient, ChatReply, JudgeRequestError, RetryPolicy, answered_by_other
 from lmms_eval_unify.judges.config import (
     JudgeConfig,
     resolve_cache_path,
@@ -45,6 +45,9 @@ class JudgeResult:
     replies: tuple[str, ...] = ()
     template_digest: str = ""
     """:attr:`Template.digest` of the template that was rendered ('' in results from before it was recorded)."""
+    model_mismatch: str = ""
+    """``asked X, answered by Y`` when a reply named another model than the one requested (a dated snapshot of it
+    is the same model); '' otherwise, and for a judgement served from the cache."""
 
     @property
     def valid(self) -> bool:
@@ -157,16 +160,27 @@ def _hashed_messages(rendered: RenderedPrompt) -> list[dict[str, Any]]:
     ]
 
 
-def _converse(client: ChatClient, model: str, rendered: RenderedPrompt, params: dict, followup: str | None):
-    first = client.complete(model, rendered.messages, params)
+def _converse(
+    client: ChatClient, model: str, rendered: RenderedPrompt, params: dict, followup: str | None
+) -> list[ChatReply]:
+    first = client.complete_reply(model, rendered.messages, params)
     if followup is None:
         return [first]
     messages = [
         *rendered.messages,
-        {"role": "assistant", "content": first},
+        {"role": "assistant", "content": first.text},
         {"role": "user", "content": followup},
     ]
-    return [first, client.complete(model, messages, params)]
+    return [first, client.complete_reply(model, messages, params)]
+
+
+def model_mismatch(requested: str, replies: Sequence[ChatReply]) -> str:
+    """``asked X, answered by Y`` when any reply came from another model (:func:`answered_by_other`), else ''."""
+    others = sorted({r.model for r in replies if r.model and answered_by_other(requested, r.model)})
+    if not others:
+        return ""
+    logger.warning(f"judge: asked {requested}, the reply names {', '.join(others)}; flagged in the judge record")
+    return f"asked {requested}, answered by {', '.join(others)}"
 
 
 def judge(
@@ -199,18 +213,20 @@ def judge(
     )
     label = task or template_id
     cache = _cache(cfg)
+    mismatch = ""
     with _key_lock(key):
         replies = cache.get(key)
         cached = replies is not None
         if replies is None:
             client = _client(endpoint.base_url, endpoint.api_key, cfg)
             try:
-                replies = _converse(client, endpoint.model, rendered, params, followup)
+                answered = _converse(client, endpoint.model, rendered, params, followup)
             except JudgeRequestError as exc:
                 _count(label, judgements=1, failed=1)
                 return JudgeResult(
                     template_id, template.version, endpoint.model, FAILED, {}, "", str(exc), False, (), template.digest
                 )
+            replies, mismatch = [reply.text for reply in answered], model_mismatch(endpoint.model, answered)
             cache.put(key, template.key, endpoint.model, replies)
     outcome = parse_reply(replies[-1], template.outputs)
     status = OK if outcome.valid else INVALID
@@ -232,6 +248,7 @@ def judge(
         cached,
         tuple(replies),
         template.digest,
+        mismatch,
     )
 
 

@@ -48,10 +48,13 @@ class Score:
 
 
 def judge_log(result: JudgeResult) -> dict[str, Any]:
-    """The judge entry of a sample's ``details``: the verdict and, when it was unusable, the raw reply."""
+    """The judge entry of a sample's ``details``: the verdict, the raw reply when it was unusable, and
+    ``model_mismatch`` when another model than the one asked answered."""
     log = result.to_dict()
     if result.valid:
         log["raw"] = None
+    if not result.model_mismatch:  # only a mismatch is worth a key in every sample's record
+        del log["model_mismatch"]
     return log
 
 

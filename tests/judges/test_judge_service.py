@@ -315,3 +315,31 @@ def test_an_echoed_api_key_is_redacted_from_reasons_and_logs(
     assert result.status == FAILED
     written = json.dumps(result.to_dict()) + log_file.read_text()
     assert API_KEY not in written and "[REDACTED]" in written
+
+
+@pytest.mark.parametrize(
+    ("answered", "flag"),
+    [("other/model-7b", "answered by other/model-7b"), (None, ""), ("{asked}-2024-08-06", "")],
+    ids=["another-model", "names-none", "dated-snapshot"],
+)
+def test_a_reply_from_another_model_is_flagged_in_the_judge_record(
+    judge_env: Path, server: OpenAICompatServer, answered: str | None, flag: str
+) -> None:
+    from lmms_eval_unify.scoring.scorer import judge_log
+    from lmms_eval_unify.testing.openai_server import Reply
+
+    def named(request: ChatRequest) -> Reply:
+        reply = server._chat(request)
+        body = dict(reply.body)
+        if answered is None:
+            body.pop("model")
+        else:
+            body["model"] = answered.format(asked=request.model)
+        return Reply(200, body)
+
+    server.add_route("/v1/chat/completions", named)
+    result = judge(TEXT_TEMPLATE, variables=text_item(VERDICT_1), config=FAST_RETRIES | {"two_turn": False})
+    assert result.status == OK and (flag in result.model_mismatch if flag else result.model_mismatch == "")
+    assert ("model_mismatch" in judge_log(result)) == bool(flag)
+    again = judge(TEXT_TEMPLATE, variables=text_item(VERDICT_1), config=FAST_RETRIES | {"two_turn": False})
+    assert again.cached and again.model_mismatch == ""  # the cache keeps verdicts, not who gave them

@@ -335,8 +335,13 @@ def test_a_429_is_retried_after_the_wait_its_retry_after_names(make, server, wai
         server.base_url, API_KEY, deadline_s=5, max_concurrency=1, retry=RetryPolicy(), sleep=judged.append
     )
     server.inject([Fault.http(429, retry_after=retry_after)])
-    judge.complete("vlm", CHAT, {})
-    assert judged == waits
+    if float(retry_after) < 2 * 5:  # within the judgement's budget (twice its deadline): waited as the model waits
+        judge.complete("vlm", CHAT, {})
+        assert judged == waits
+    else:  # past it: the judgement fails at once, where the model (no budget) waits the capped time
+        with pytest.raises(JudgeRequestError, match="would pass the 10 s budget"):
+            judge.complete("vlm", CHAT, {})
+        assert judged == []
 
 
 def test_persistent_errors_are_recorded_for_the_sample(model, server, waits):
