@@ -226,7 +226,7 @@ CORE: tuple[Variable, ...] = (
     Variable(
         "LMMS_EVAL_UNIFY_JUDGE_TIMEOUT",
         positive_seconds,
-        "deadline of one whole judge request in seconds (default 300)",
+        "deadline of one whole judge request in seconds (default 300); one judgement, retries included, gets twice it",
         "a positive number of seconds, e.g. 600",
     ),
     Variable(
@@ -295,6 +295,12 @@ CORE: tuple[Variable, ...] = (
         positive_int,
         "threads that read and decode image files (default min(8, cores))",
         "a whole number of at least 1",
+    ),
+    Variable(
+        "LMMS_EVAL_UNIFY_LOCK_WAIT",
+        positive_seconds,
+        "seconds a second writer waits for a folder another command is writing (default 600)",
+        "a positive number of seconds, e.g. 3600",
     ),
     Variable(
         "LMMS_EVAL_UNIFY_CACHE",

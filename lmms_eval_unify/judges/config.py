@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
+
+from lmms_eval_unify.env_vars import read
 
 ENV_BASE_URL = "LMMS_EVAL_UNIFY_JUDGE_BASE_URL"
 ENV_MODEL = "LMMS_EVAL_UNIFY_JUDGE_MODEL"
@@ -76,7 +77,7 @@ class Endpoint:
 
 def resolve_endpoint(config: JudgeConfig, default_model: str | None) -> Endpoint:
     """Resolve base URL, model and key; raise a clear error naming the env vars when missing."""
-    base_url = config.base_url or os.environ.get(ENV_BASE_URL) or os.environ.get(FALLBACK_BASE_URL)
+    base_url = config.base_url or read(ENV_BASE_URL) or os.environ.get(FALLBACK_BASE_URL)
     if not base_url:
         raise JudgeNotConfiguredError(
             "A model-as-judge endpoint is required but none is configured. Set "
@@ -84,7 +85,7 @@ def resolve_endpoint(config: JudgeConfig, default_model: str | None) -> Endpoint
             f"http://localhost:8000/v1, optionally {ENV_MODEL} and {ENV_API_KEY} (or {FALLBACK_API_KEY}), "
             "or pass judge config overrides (base_url/model/api_key_env) in the task YAML. See docs/judges.md."
         )
-    model = config.model or os.environ.get(ENV_MODEL) or default_model
+    model = config.model or read(ENV_MODEL) or default_model
     if not model:
         raise JudgeNotConfiguredError(f"No judge model: set {ENV_MODEL} or the task's judge `model` override.")
     if config.api_key is not None:
@@ -92,7 +93,7 @@ def resolve_endpoint(config: JudgeConfig, default_model: str | None) -> Endpoint
     elif config.api_key_env:
         key = os.environ.get(config.api_key_env)
     else:
-        key = os.environ.get(ENV_API_KEY) or os.environ.get(FALLBACK_API_KEY)
+        key = read(ENV_API_KEY) or os.environ.get(FALLBACK_API_KEY)
     return Endpoint(base_url=base_url.rstrip("/"), model=model, api_key=key or None)
 
 
@@ -101,26 +102,22 @@ def resolve_cache_path(config: JudgeConfig) -> Path:
     being the run's ``<--output_path>/unify_media`` (``run_context.media_base``)."""
     from lmms_eval_unify.integration.run_context import media_base
 
-    explicit = config.cache_path or os.environ.get(ENV_CACHE)
+    explicit = config.cache_path or read(ENV_CACHE)
     if explicit:
         return Path(explicit)
     return media_base() / CACHE_FILENAME
 
 
 def resolve_concurrency(config: JudgeConfig) -> int:
-    return max(1, int(config.max_concurrency or os.environ.get(ENV_CONCURRENCY) or 8))
+    return max(1, int(config.max_concurrency or read(ENV_CONCURRENCY) or 8))
 
 
 def resolve_timeout(config: JudgeConfig) -> float:
-    return float(config.timeout_s or os.environ.get(ENV_TIMEOUT) or 300.0)
+    return float(config.timeout_s or read(ENV_TIMEOUT) or 300.0)
 
 
 def resolve_extra_body(config: JudgeConfig) -> dict[str, Any]:
     """Extra request-body fields: the override, else the JSON object in ``$LMMS_EVAL_UNIFY_JUDGE_EXTRA_BODY``."""
     if config.extra_body is not None:
         return dict(config.extra_body)
-    raw = os.environ.get(ENV_EXTRA_BODY)
-    value = json.loads(raw) if raw else {}
-    if not isinstance(value, dict):
-        raise ValueError(f"{ENV_EXTRA_BODY} must hold a JSON object, got {raw!r}")
-    return value
+    return dict(read(ENV_EXTRA_BODY) or {})
