@@ -73,7 +73,16 @@ def _secret_pattern(secret: str) -> re.Pattern[str]:
     def any_case(escape: re.Match[str]) -> str:
         return "%" + "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else c for c in escape[1])
 
-    return re.compile("|".join(re.sub(r"%([0-9A-F]{2})", any_case, re.escape(f)) for f in secret_forms(secret)))
+    def encoded_byte(byte: int) -> str:
+        high, low = f"{byte:02X}"
+        return f"%[{high}{high.lower()}][{low}{low.lower()}]"
+
+    def each_char_maybe_encoded(text: str) -> str:
+        """``text`` with each character literal or percent-encoded (its UTF-8 bytes as ``%XX``, any case)."""
+        return "".join(f"(?:{re.escape(c)}|{''.join(map(encoded_byte, c.encode()))})" for c in text)
+
+    forms = [re.sub(r"%([0-9A-F]{2})", any_case, re.escape(f)) for f in secret_forms(secret)]
+    return re.compile("|".join([*forms, each_char_maybe_encoded(secret)]))
 
 
 def redact(text: str, secret: str | None) -> str:

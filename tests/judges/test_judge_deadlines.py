@@ -24,12 +24,15 @@ LEAKY_KEY = "sk-live/9f2c+1e77=DO&NOT?LEAK%41~tail"
 
 
 def encoded_keys(key: str) -> dict[str, str]:
-    """The forms a server may echo a key in: plain, percent-encoded (three ways), base64 of ``user:key``."""
+    """The forms a server may echo a key in: plain, percent-encoded (five ways, every byte or some), base64 of
+    ``user:key``."""
     return {
         "plain": key,
         "percent": quote(key, safe=""),
         "percent-lower": quote(key, safe="").replace("%2F", "%2f").replace("%3F", "%3f"),
         "form": quote_plus(key),
+        "every-byte": "".join(f"%{byte:02X}" for byte in key.encode()),  # even unreserved ones: sk%2D...
+        "every-byte-mixed": "".join(f"%{b:02x}" if i % 2 else chr(b) for i, b in enumerate(key.encode())),
         "basic": base64.b64encode(f"user:{key}".encode()).decode(),
         "html": key.replace("&", "&amp;"),
     }
