@@ -48,10 +48,12 @@ def _is_image_struct(kind: Any) -> bool:
 
 
 def _names_a_file(value: str) -> bool:
-    """Whether a string cell is a media file's path: a media suffix and a folder part (``videos/a.mp4``,
-    ``/abs/a.png``). A bare name (IllusionBench's ``image_name`` ``sport-0-x.png``, whose image is in another
-    cell) names no file to check, and joined to a folder it cannot leave it."""
-    return Path(value).suffix.lower() in MEDIA_SUFFIXES and ("/" in value or "\\" in value)
+    """Whether a string cell is a media file's path: a video name in any form (a bare ``clip.mp4`` is opened
+    relative to the working folder, so it is checked like any path), or an image suffix with a folder part
+    (``images/a.png``, ``/abs/a.png``). A bare image name (IllusionBench's ``image_name`` ``sport-0-x.png``, whose
+    image is in another cell) names no file to check, and joined to a folder it cannot leave it."""
+    suffix = Path(value).suffix.lower()
+    return suffix in VIDEO_SUFFIXES or (suffix in MEDIA_SUFFIXES and ("/" in value or "\\" in value))
 
 
 def _named_paths(column: Any) -> list[tuple[int, str]]:

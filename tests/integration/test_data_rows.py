@@ -96,3 +96,15 @@ def test_a_broken_data_file_costs_only_its_task_and_a_bad_row_only_its_sample(da
     reasons = {row["doc_id"]: row["invalid_outputs"] for row in samples_of(tmp_path / "run", "uni_mmmu_maze")}
     assert reasons[1] == reasons[2] == "data_error" and reasons[0] != "data_error" and reasons[3] != "data_error"
     assert all(row["invalid_outputs"] != "data_error" for row in samples_of(tmp_path / "run", "uni_mmmu_sliding"))
+
+
+def test_a_bare_video_name_is_checked_as_a_path_and_never_read_from_the_working_folder(data, tmp_path, monkeypatch):
+    """A video cell holding ``clip.mp4`` would be opened relative to the working folder (outside the data): it is
+    refused as the data's fault (``data_error``), where it used to reach the model and fail as its own."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "clip.mp4").write_bytes(b"not opened")
+    table = pa.table({"video": ["clip.mp4", "videos/missing.mp4"], "image_name": ["sport-0-x.png", "a.png"]})
+    parquet = data / "videos.parquet"
+    pq.write_table(table, parquet)
+    _, refused = checked_data_file(parquet, data)
+    assert sorted(refused) == [0, 1] and "outside_roots" in refused[0] and "image_name" not in refused[0]
