@@ -12,6 +12,7 @@ from lmms_eval_unify import env_vars
 from lmms_eval_unify.benchmarks import BENCHMARKS, DEMO_BENCHMARK, part
 from lmms_eval_unify.console import tolerate_any_locale
 from lmms_eval_unify.integration.paths import tasks_path
+from lmms_eval_unify.writes import EXIT_REFUSED, WriteRefused
 
 DEMO_MODELS = ("unify_oracle", "unify_random")
 DELEGATED = {
@@ -64,7 +65,8 @@ def _benchmark_data(name: str):
 
 
 def _cmd_data_generate(args: argparse.Namespace) -> int:
-    """One line per benchmark: a progress bar while it is written (when stderr is a terminal), then a summary."""
+    """One line per benchmark: a progress bar while it is written (when stderr is a terminal), then a summary.
+    Every file goes through the write gate, confined to ``<out>/<benchmark>``; a refusal stops with exit 2."""
     import datasets
     from tqdm import tqdm
 
@@ -76,7 +78,11 @@ def _cmd_data_generate(args: argparse.Namespace) -> int:
         for name, module in modules.items():
             started = time.perf_counter()
             with tqdm(desc=name, unit=" files", leave=False, disable=None) as bar:
-                paths = module.generate(out, args.n, args.seed, on_file=lambda path: bar.update())
+                try:
+                    paths = module.generate(out, args.n, args.seed, on_file=lambda path: bar.update())
+                except WriteRefused as refused:  # a symlink or special file planted in the data folder
+                    print(f"error: {name}: {refused}", file=sys.stderr)
+                    return EXIT_REFUSED
             seconds = time.perf_counter() - started
             print(f"{name}: {len(paths)} files, {args.n} items per subtask, in {out / name} ({seconds:.1f} s)")
     finally:

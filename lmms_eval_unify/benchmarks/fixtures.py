@@ -13,6 +13,8 @@ import datasets
 import numpy as np
 from PIL import Image
 
+from lmms_eval_unify.writes import write_bytes
+
 PNG_COMPRESS_LEVEL = 1
 """zlib level of generated PNGs: lossless at every level; 1 encodes about twice as fast as PIL's default 6 and
 makes files a few percent larger."""
@@ -70,11 +72,30 @@ def _feature(value: Any) -> datasets.Value | datasets.Sequence:
     return datasets.Value("string")
 
 
+def dataset_bytes(dataset: datasets.Dataset) -> bytes:
+    """``dataset`` as the bytes of a parquet file."""
+    buffer = io.BytesIO()
+    dataset.to_parquet(buffer)
+    return buffer.getvalue()
+
+
+def write_dataset(dataset: datasets.Dataset, path: Path, root: Path | None = None) -> Path:
+    """Write ``dataset`` as the parquet file ``path`` through the write gate, confined to ``root`` (the data
+    folder being written; default the file's own folder): never through a symlink, never half-written."""
+    write_bytes(path, dataset_bytes(dataset), path.parent if root is None else root)
+    return path
+
+
 def write_parquet(
-    rows: list[dict[str, Any]], path: Path, images: Sequence[str] = (), image_lists: Sequence[str] = ()
+    rows: list[dict[str, Any]],
+    path: Path,
+    images: Sequence[str] = (),
+    image_lists: Sequence[str] = (),
+    root: Path | None = None,
 ) -> Path:
-    """Write ``rows`` as parquet. Columns in ``images`` / ``image_lists`` hold PIL images (or image cells)
-    and become ``Image`` / ``Sequence(Image)`` features; other types are inferred from the first row."""
+    """Write ``rows`` as parquet (:func:`write_dataset`, confined to ``root``). Columns in ``images`` /
+    ``image_lists`` hold PIL images (or image cells) and become ``Image`` / ``Sequence(Image)`` features; other
+    types are inferred from the first row."""
     features = {
         key: datasets.Image()
         if key in images
@@ -94,6 +115,4 @@ def write_parquet(
         }
         for row in rows
     ]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    datasets.Dataset.from_list(encoded, features=datasets.Features(features)).to_parquet(str(path))
-    return path
+    return write_dataset(datasets.Dataset.from_list(encoded, features=datasets.Features(features)), path, root)

@@ -56,7 +56,7 @@ from lmms_eval_unify.integration.run_context import trust_media_root
 from lmms_eval_unify.integration.task import UnifyTask
 from lmms_eval_unify.output.record import UnifiedOutput, clean_text
 from lmms_eval_unify.redaction import redact_secrets
-from lmms_eval_unify.writes import WriteRefused, write_text
+from lmms_eval_unify.writes import WriteRefused, make_folder, write_text
 
 TEXT_ANSWER_PROTOCOLS = frozenset({"direct", "generate_then_answer"})
 """Protocols whose result lmms-eval's own tasks read as plain text (its GtA models return the stage-2 answer)."""
@@ -133,8 +133,10 @@ class UnifiedModel(lmms):
         use: ``describe()`` is complete only once the adapter's own ``__init__`` has run."""
         if self._media is None:
             folder = configuration_folder(self.model_id, self.describe())
-            self._media = MediaStore(resolve_output_root(self._output_dir) / folder)
-            self._media.root.mkdir(parents=True, exist_ok=True)
+            base = resolve_output_root(self._output_dir)
+            store = MediaStore(base / folder)
+            make_folder(store.written, base)  # a symlink planted at the folder is refused, never followed
+            self._media = store
             trust_media_root(self._media.root)
             self.record_provenance()
             logger.info("{}: outputs under {}", self.model_id, self._media.root)
@@ -151,7 +153,7 @@ class UnifiedModel(lmms):
         """(Re)write ``model.json``: ``describe()`` and the provenance list, this process's entry the newest
         (:func:`merged_provenance`). Rank 0 records provenance; the other processes write the file only when it
         is absent. Called when the media folder is made and after each ``generate_until``."""
-        path = self.media.root / MODEL_FILE
+        path = self.media.written / MODEL_FILE
         try:
             self._write_model_file(path)
         except WriteRefused as exc:  # the file fails, not the run
@@ -160,7 +162,7 @@ class UnifiedModel(lmms):
     def _write_model_file(self, path: Path) -> None:
         if self.rank != 0:
             if not path.exists():
-                write_text(path, model_file_text(self.describe(), []), self.media.root.parent)
+                write_text(path, model_file_text(self.describe(), []), self.media.written.parent)
             return
         try:
             saved = gate.read_json(path, "data_file", [self.media.root])
@@ -173,7 +175,7 @@ class UnifiedModel(lmms):
             logger.warning("{}: provenance not recorded: {}: {}", self.model_id, type(exc).__name__, exc)
             entry = {"error": f"{type(exc).__name__}: {exc}"}
         provenance = merged_provenance(earlier, entry, self._recorded)
-        write_text(path, model_file_text(self.describe(), provenance), self.media.root.parent)
+        write_text(path, model_file_text(self.describe(), provenance), self.media.written.parent)
         self._recorded = entry or None
 
     @property

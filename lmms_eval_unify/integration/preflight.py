@@ -3,7 +3,8 @@ scored — its data is readable, its judge endpoint is configured and answers, i
 
 A problem is listed with how to fix it; all problems are printed in one block and the run stops. Experts
 skip it with ``LMMS_EVAL_UNIFY_SKIP_PREFLIGHT=1``. Our environment variables are checked first, always (even
-when the rest is skipped): each malformed one is a problem with its fix (:func:`environment_problems`).
+when the rest is skipped): each malformed one is a problem with its fix (:func:`environment_problems`); so is
+what stands where the run will write (:func:`output_problems`: a symlink planted below ``--output_path``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,10 @@ from lmms_eval_unify.metrics.switches import TINY_METRICS_ENV
 SKIP_ENV = "LMMS_EVAL_UNIFY_SKIP_PREFLIGHT"
 ENVIRONMENT = "environment"
 """The kind of a malformed-variable problem (:func:`environment_problems`)."""
+OUTPUT = "output"
+"""The kind of a problem with what stands where the run will write (:func:`output_problems`)."""
+ALWAYS_CHECKED = (ENVIRONMENT, OUTPUT)
+"""Kinds of problems ``LMMS_EVAL_UNIFY_SKIP_PREFLIGHT=1`` does not skip."""
 PING_TIMEOUT_S = 60.0
 
 
@@ -47,6 +52,33 @@ class Problem:
 
 def skip_requested() -> bool:
     return bool(env_vars.read(SKIP_ENV))
+
+
+def output_problems(files: Iterable[Path], root: Path, folders: Iterable[Path] = ()) -> list[Problem]:
+    """What stands at the files (and ``folders``) the run will write below ``root`` (the real ``--output_path``): a
+    symlink at a folder of the path or at the file, or a FIFO, device or socket at the file, would be written
+    through; each is a problem, and nothing outside the folder is touched. A folder where a file goes is left to
+    the writer, which fails that file alone (and the run, naming it)."""
+    from lmms_eval_unify.writes import WriteRefused, check_folder, check_writable
+
+    problems = []
+    checks = [(path, check_writable) for path in files] + [(path, check_folder) for path in folders]
+    for path, check in checks:
+        try:
+            check(path, root)
+        except WriteRefused as refused:
+            if refused.reason == "not_regular_file" and os.path.isdir(path) and not os.path.islink(path):
+                continue
+            problems.append(
+                Problem(
+                    OUTPUT,
+                    f"the run would write {path} through what stands there: {refused.reason}: {refused.detail}",
+                    ("the whole run",),
+                    f"remove {refused.path} (nothing is ever written through a symlink or into a FIFO), or choose "
+                    "another --output_path",
+                )
+            )
+    return problems
 
 
 def environment_problems() -> list[Problem]:
@@ -235,10 +267,11 @@ def judge_cache_problem(path: Path, tasks: list[str]) -> Problem | None:
 
     from lmms_eval_unify.judges.cache import JudgeCache
     from lmms_eval_unify.judges.config import ENV_CACHE
+    from lmms_eval_unify.writes import WriteRefused
 
     try:
         JudgeCache(path)
-    except (OSError, sqlite3.Error) as exc:
+    except (OSError, sqlite3.Error, WriteRefused) as exc:
         return Problem(
             "judge",
             f"the judge cache {path} cannot be used: {type(exc).__name__}: {exc}",
@@ -360,8 +393,9 @@ def run_preflight(task_manager: Any, names: Iterable[Any], ping_judges: bool = T
 
 
 def render(problems: list[Problem]) -> str:
-    """The block printed when the preflight fails (malformed variables are not skipped with the rest)."""
-    skippable = any(p.kind != ENVIRONMENT for p in problems)
+    """The block printed when the preflight fails (malformed variables and output problems are not skipped with the
+    rest)."""
+    skippable = any(p.kind not in ALWAYS_CHECKED for p in problems)
     lines = [
         "",
         "=" * 100,

@@ -6,11 +6,17 @@ model, which answers each request with the response saved for that task and docu
 and the results/samples files are therefore exactly those of a normal run, and ``leaderboard`` reads them
 (the newer files win). Use it after ``--predict_only``, after a scoring failure (missing metric weights, a
 judge that was down), or to score with another variant (``LMMS_EVAL_UNIFY_METRIC_VARIANT=standard``).
+
+``score`` holds the writer lock of each run folder while it scores it (``writes.folder_lock``), and the
+lmms-eval run it starts holds that of its own output folder: two ``score`` calls on one run take turns (the second
+says so and waits, up to ``$LMMS_EVAL_UNIFY_LOCK_WAIT`` seconds, then gives up with exit 2), never writing a doc
+twice or replacing a results file. Every file the scoring run writes passes the write gate (``run_files``).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import subprocess
@@ -23,6 +29,7 @@ from typing import TextIO
 from lmms_eval_unify import gate
 from lmms_eval_unify.env_vars import read
 from lmms_eval_unify.integration.run_context import EXTRA_MEDIA_ROOTS_ENV, MEDIA_SUBDIR
+from lmms_eval_unify.writes import EXIT_REFUSED, FolderBusy, WriteRefused, folder_lock, make_folder, output_root
 
 REPLAY_MODEL = "unify_replay"
 RESULTS_SUFFIX = "_results.json"
@@ -173,6 +180,51 @@ def replay_command(run: SavedRun, out: Path, tasks: str | None, media: list[str]
     return command
 
 
+def score_folder(run_dir: Path, tasks_asked: str | None, out_asked: Path | None, media: list[str]) -> int:
+    """Score every saved run of ``run_dir`` again (:func:`replay_command`); the exit status."""
+    status = 0
+    runs = saved_runs(run_dir)
+    if not runs:
+        print(f"score: no lmms-eval results under {run_dir}", file=sys.stderr)
+        status = 1
+    for run in runs:
+        out = out_asked or run_dir / "scored"
+        tasks = tasks_asked or run.tasks
+        broken = read_saved_samples(run.results_file).broken
+        if broken:
+            status = 1
+            for task, refusals in broken.items():
+                print(f"score: {task} not scored again, its samples are damaged:", file=sys.stderr)
+                for refused in refusals[:10]:
+                    print(f"  {refused}", file=sys.stderr)
+                if len(refusals) > 10:
+                    print(f"  ... and {len(refusals) - 10} more", file=sys.stderr)
+            intact = [t for t in run.leaf_tasks(tasks) if t not in broken]
+            if not intact:
+                continue
+            tasks = ",".join(intact)
+        if out_asked is None:
+            try:  # the folder score chose below the run folder: never a symlink out of it
+                make_folder(output_root(run_dir) / out.name, output_root(run_dir))
+            except WriteRefused as refused:
+                print(f"score: {run.label} not scored again: {refused}", file=sys.stderr)
+                status = status or EXIT_REFUSED
+                continue
+        print(f"score: {run.label} ({run.results_file}) -> {out}", file=sys.stderr, flush=True)
+        done = subprocess.run(replay_command(run, out, tasks, media))
+        status = status or done.returncode
+    return status
+
+
+def folder_writer(run_dir: Path, out: Path | None) -> contextlib.AbstractContextManager:
+    """The writer lock ``score`` holds on ``run_dir`` while it scores it, so two ``score`` calls on one run take
+    turns (``writes.folder_lock``); none for a folder that is not there, or when the new results go into
+    ``run_dir`` itself (the lmms-eval run scoring it then holds that folder's lock)."""
+    if not run_dir.is_dir() or (out is not None and os.path.realpath(out) == os.path.realpath(run_dir)):
+        return contextlib.nullcontext()
+    return folder_lock(run_dir, "score")
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="lmms-eval-unify score", description=__doc__)
     parser.add_argument("run_dirs", nargs="+", type=Path, help="--output_path folders of earlier runs")
@@ -182,27 +234,11 @@ def main(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     status = 0
     for run_dir in args.run_dirs:
-        runs = saved_runs(run_dir)
-        if not runs:
-            print(f"score: no lmms-eval results under {run_dir}", file=sys.stderr)
-            status = status or 1
-        for run in runs:
-            out = args.out or run_dir / "scored"
-            tasks = args.tasks or run.tasks
-            broken = read_saved_samples(run.results_file).broken
-            if broken:
-                status = 1
-                for task, refusals in broken.items():
-                    print(f"score: {task} not scored again, its samples are damaged:", file=sys.stderr)
-                    for refused in refusals[:10]:
-                        print(f"  {refused}", file=sys.stderr)
-                    if len(refusals) > 10:
-                        print(f"  ... and {len(refusals) - 10} more", file=sys.stderr)
-                intact = [t for t in run.leaf_tasks(tasks) if t not in broken]
-                if not intact:
-                    continue
-                tasks = ",".join(intact)
-            print(f"score: {run.label} ({run.results_file}) -> {out}", file=sys.stderr, flush=True)
-            done = subprocess.run(replay_command(run, out, tasks, args.media))
-            status = status or done.returncode
+        try:
+            with folder_writer(run_dir, args.out):
+                scored = score_folder(run_dir, args.tasks, args.out, args.media)
+            status = status or scored
+        except (FolderBusy, WriteRefused) as err:
+            print(f"score: {err}", file=sys.stderr)
+            status = status or EXIT_REFUSED
     return status

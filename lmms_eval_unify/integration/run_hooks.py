@@ -18,7 +18,13 @@ lmms-eval's CLI calls ``lmms_eval.evaluator.simple_evaluate(..., cli_args=args)`
 5. samples are never silently lost: every text of the logged samples is made encodable as UTF-8 (a model's
    lone surrogates become U+FFFD) before lmms-eval's samples writer sees it, and that writer (which logs a
    failure and goes on) is checked: a task whose samples file holds fewer rows than it logged is marked
-   failed, naming the file, and the run exits non-zero.
+   failed, naming the file, and the run exits non-zero;
+6. nothing is written through a symlink: the run holds the writer lock of its ``--output_path`` (a second run or
+   ``score`` there waits; the temporaries an interrupted run left are removed, and said so), the preflight refuses
+   a symlink, FIFO or device standing at a folder or file the run will write (``output_problems``, exit 2, never
+   skipped), and lmms-eval's results and samples files are written through the write gate
+   (:mod:`lmms_eval_unify.integration.run_files`: a refused file fails the run, exit 1); secrets in the model
+   arguments are redacted from the results before they are saved.
 
 lmms-eval catches every exception of an evaluation and returns normally, so the exit code is set by an
 ``atexit`` handler that ends the process with ``os._exit`` after flushing output, once all results are saved.
@@ -29,6 +35,7 @@ A Python caller of ``simple_evaluate`` gets exceptions instead (``PreflightError
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import logging
 import os
@@ -44,18 +51,34 @@ from lmms_eval_unify.integration.preflight import (
     PreflightError,
     environment_problems,
     model_problems,
+    output_problems,
     render,
     run_preflight,
     skip_requested,
 )
 from lmms_eval_unify.integration.provenance import PROVENANCE_KEY, run_provenance
 from lmms_eval_unify.integration.run_context import RunContext, set_current
+from lmms_eval_unify.integration.run_files import (
+    count_rows,
+    media_folders,
+    redact_model_args,
+    results_name,
+    run_files,
+    run_root,
+    samples_path,
+    save_results,
+    save_samples,
+)
 from lmms_eval_unify.output.record import clean_text
+from lmms_eval_unify.writes import FolderBusy, WriteRefused, check_writable, folder_lock
 
 EXIT_FAILED = 1
 EXIT_PREFLIGHT = 2
 _MARK = "_lmms_eval_unify_hooked"
 _exit_code: int | None = None
+_run_locks = contextlib.ExitStack()
+"""The writer locks of the run's output folders, released at exit."""
+_locked: set[Path] = set()
 
 
 def install() -> None:
@@ -72,51 +95,97 @@ def install() -> None:
 
     setattr(wrapped, _MARK, True)
     evaluator.simple_evaluate = wrapped
-    _check_samples_writer()
+    _guard_tracker_writers()
     atexit.register(_at_exit)
 
 
-def _check_samples_writer() -> None:
-    """Wrap ``EvaluationTracker.save_results_samples`` so that a samples file it failed to write is an error."""
+def _guard_tracker_writers() -> None:
+    """Replace the local part of ``EvaluationTracker``'s two writers by the gated ones of
+    :mod:`lmms_eval_unify.integration.run_files` (same bytes, nothing written through a symlink, the results file
+    atomic); a file the gate refuses, or a samples file holding fewer rows than were logged, fails its task or the
+    run. A run that pushes to the Hub keeps lmms-eval's writer, after the same check of what stands at the file."""
     from lmms_eval.loggers.evaluation_tracker import EvaluationTracker
 
-    original = EvaluationTracker.save_results_samples
+    results_writer = EvaluationTracker.save_results_aggregated
+    samples_writer = EvaluationTracker.save_results_samples
 
-    @functools.wraps(original)
+    @functools.wraps(results_writer)
+    def save_results_aggregated(self: Any, results: dict, samples: dict | None, datetime_str: str) -> None:
+        if not self.output_path:
+            return results_writer(self, results, samples, datetime_str)
+        if self.push_results_to_hub:
+            date_id = datetime_str.replace(":", "-")
+            path = run_root(self.output_path) / self.general_config_tracker.model_name_sanitized / results_name(date_id)
+            if (refused := refusal(path, self.output_path)) is None:
+                return results_writer(self, results, samples, datetime_str)
+        else:
+            refused = save_results(self, results, samples, datetime_str)
+        if refused is not None:
+            results_not_written(refused)
+        return None
+
+    @functools.wraps(samples_writer)
     def save_results_samples(self: Any, task_name: str, samples: list) -> None:
-        path = samples_file(self, task_name)
-        before = count_rows(path) if path is not None else 0
-        original(self, task_name, samples)
-        if path is None or not samples:
-            return
-        written = count_rows(path) - before
-        if written < len(samples):
-            samples_not_written(task_name, path, written, len(samples))
+        if not self.output_path:
+            return samples_writer(self, task_name, samples)
+        path = samples_path(self, task_name)
+        root = run_root(self.output_path)
+        before = count_rows(path, root)
+        if self.push_samples_to_hub:
+            if (refused := refusal(path, root)) is None:
+                samples_writer(self, task_name, samples)
+        else:
+            refused = save_samples(self, task_name, samples)
+        if not samples:
+            return None
+        written = count_rows(path, root) - before
+        if refused is not None or written < len(samples):
+            samples_not_written(task_name, path, written, len(samples), refused)
+        return None
 
+    EvaluationTracker.save_results_aggregated = save_results_aggregated
     EvaluationTracker.save_results_samples = save_results_samples
+
+
+def refusal(path: Path, root: str | os.PathLike[str]) -> WriteRefused | None:
+    """Why the write gate would refuse ``path`` inside the real ``root`` now, or None."""
+    try:
+        check_writable(path, run_root(root))
+    except WriteRefused as refused:
+        return refused
+    return None
 
 
 def samples_file(tracker: Any, task_name: str) -> Path | None:
     """Where lmms-eval 0.7.3's ``EvaluationTracker`` writes the samples of ``task_name`` (None: not written)."""
     if not tracker.output_path:
         return None
-    folder = Path(tracker.output_path) / tracker.general_config_tracker.model_name_sanitized
-    return folder / f"{tracker.date_id}_samples_{task_name}.jsonl"
+    return samples_path(tracker, task_name)
 
 
-def count_rows(path: Path) -> int:
-    """Complete lines of ``path`` (0 when it does not exist)."""
-    try:
-        with path.open("rb") as handle:
-            return sum(chunk.count(b"\n") for chunk in iter(lambda: handle.read(1 << 20), b""))
-    except OSError:
-        return 0
-
-
-def samples_not_written(task: str, path: Path, written: int, logged: int) -> None:
-    """Record that ``task``'s samples file lacks rows: the task fails and the CLI run exits non-zero."""
+def results_not_written(refused: WriteRefused) -> None:
+    """Record that the gate refused the run's results file: every task it would have held fails (the run's
+    error when none had), the run exits 1, naming the file and why."""
     global _exit_code
-    reason = f"samples file {path} holds {written} of its {logged} samples (lmms-eval's writer failed; see above)"
+    reason = f"results file not written: {refused}"
+    logger.error("lmms-eval-unify: {}", reason)
+    status = run_status.status()
+    held = [*status.scored, *status.predicted]
+    for task in held:
+        status.task_failed(task, reason)
+    status.scored.clear()
+    status.predicted.clear()
+    if not held:
+        status.run_error = reason
+    _exit_code = _exit_code or EXIT_FAILED
+
+
+def samples_not_written(task: str, path: Path, written: int, logged: int, refused: WriteRefused | None = None) -> None:
+    """Record that ``task``'s samples file lacks rows (``refused``: the write gate refused it): the task fails and
+    the CLI run exits non-zero."""
+    global _exit_code
+    why = f"the write gate refused it: {refused.reason}: {refused.detail}" if refused else "its writer failed"
+    reason = f"samples file {path} holds {written} of its {logged} samples ({why})"
     logger.error("lmms-eval-unify: {}: {}", task, reason)
     status = run_status.status()
     status.task_failed(task, reason)
@@ -142,6 +211,7 @@ def _simple_evaluate(original: Any, *args: Any, **kwargs: Any) -> Any:
         )
     )
     status = run_status.reset()
+    output_path = getattr(cli_args, "output_path", None)
     task_manager = kwargs.get("task_manager")
     configs: dict[str, dict] = {}
     if task_manager is not None:
@@ -152,6 +222,19 @@ def _simple_evaluate(original: Any, *args: Any, **kwargs: Any) -> Any:
         except Exception as exc:  # noqa: BLE001 - lmms-eval reports unknown/broken tasks itself
             logger.warning("lmms-eval-unify: could not expand the requested tasks: {}", exc)
     problems = environment_problems()  # first and always: the other checks read these variables
+    if not problems and cli_args is not None and output_path and _is_main_process():
+        try:  # one writer per output folder: a second run waits for this one
+            hold_run_lock(output_path)
+        except (FolderBusy, WriteRefused) as exc:
+            status.run_error = str(exc)
+            print(f"lmms-eval-unify: {exc}", file=sys.stderr, flush=True)
+            _exit_code = EXIT_PREFLIGHT
+            raise SystemExit(EXIT_PREFLIGHT) from None
+    if not problems and output_path:  # always: what stands where the run writes
+        tasks = [*configs, *(n for n in names if isinstance(n, str) and n not in configs)]
+        files = run_files(output_path, kwargs.get("model_args"), kwargs.get("datetime_str"), tasks)
+        folders = media_folders(output_path, kwargs.get("model_args"))
+        problems = output_problems(files, run_root(output_path), folders)
     if not problems and not skip_requested():
         build_args = {key: kwargs.get(key) for key in ("batch_size", "max_batch_size", "device")}
         problems = run_preflight(task_manager, names) if configs else []
@@ -177,6 +260,7 @@ def _simple_evaluate(original: Any, *args: Any, **kwargs: Any) -> Any:
             _exit_code = EXIT_FAILED
         raise
     if results is not None:
+        redact_model_args(results, kwargs.get("model_args"), cli_args)
         make_samples_encodable(results.get("samples"))
         record_outcome(status, results)
         results[PROVENANCE_KEY] = run_provenance()
@@ -253,7 +337,19 @@ def record_outcome(status: run_status.RunStatus, results: dict) -> None:
             status.scored.append(task)
 
 
+def hold_run_lock(output_path: str) -> None:
+    """Hold the writer lock of the run's ``--output_path`` until the process ends (``writes.folder_lock``): a
+    second run or ``score`` on the same folder waits for it; the temporaries an interrupted run left there are
+    removed. Held once per folder per process."""
+    root = run_root(output_path)
+    if root not in _locked:
+        _run_locks.enter_context(folder_lock(output_path, "lmms-eval"))
+        _locked.add(root)
+
+
 def _at_exit() -> None:
+    _run_locks.close()
+    _locked.clear()
     status = run_status.status()
     if not status.started or not _is_main_process():
         return

@@ -31,13 +31,14 @@ from lmms_eval_unify.puzzles.scoring import METRICS, sequence_accuracy
 from lmms_eval_unify.puzzles.sliding import SOLVED, SlidingDomain, generate_sliding
 
 
-def _write_images(rows: list[dict], path: Path) -> Path:
+def _write_images(rows: list[dict], path: Path, root: Path | None) -> Path:
     """``*_image`` columns are images, ``*_images`` image lists, the rest strings (the published field types)."""
     return write_parquet(
         rows,
         path,
         images=tuple(key for key in rows[0] if key.endswith("_image")),
         image_lists=tuple(key for key in rows[0] if key.endswith("_images")),
+        root=root,
     )
 
 
@@ -58,9 +59,9 @@ def _puzzle_rows(
     return rows
 
 
-def write_puzzle_set(domain: str, count: int, seed: int, path: str | Path) -> Path:
+def write_puzzle_set(domain: str, count: int, seed: int, path: str | Path, root: str | Path | None = None) -> Path:
     """Generate ``count`` items of the ``maze`` or ``sliding`` puzzle (deterministic in ``seed``) into the
-    parquet file ``path``."""
+    parquet file ``path`` (through the write gate, confined to ``root``; default the file's folder)."""
     if domain == "maze":
         rows = _puzzle_rows(MazeDomain(), generate_maze, count, seed)
     elif domain == "sliding":
@@ -68,7 +69,7 @@ def write_puzzle_set(domain: str, count: int, seed: int, path: str | Path) -> Pa
         rows = _puzzle_rows(sliding, generate_sliding, count, seed, sliding.render(SOLVED))
     else:
         raise ValueError(f"unknown puzzle {domain!r}; choose maze or sliding")
-    return _write_images(rows, Path(path))
+    return _write_images(rows, Path(path), None if root is None else Path(root))
 
 
 def write_puzzles(root: str | Path, n_maze: int, n_sliding: int, seed: int = 0) -> list[Path]:
@@ -76,8 +77,8 @@ def write_puzzles(root: str | Path, n_maze: int, n_sliding: int, seed: int = 0) 
     ``<root>/maze/test.parquet`` and ``<root>/sliding/test.parquet``."""
     root = Path(root)
     return [
-        write_puzzle_set("maze", n_maze, seed, root / "maze" / "test.parquet"),
-        write_puzzle_set("sliding", n_sliding, seed, root / "sliding" / "test.parquet"),
+        write_puzzle_set("maze", n_maze, seed, root / "maze" / "test.parquet", root),
+        write_puzzle_set("sliding", n_sliding, seed, root / "sliding" / "test.parquet", root),
     ]
 
 

@@ -11,6 +11,10 @@ With the local data (``--data-dir``), benchmarks whose released image metrics ne
 fields, released names and reference files (lmms-eval does not log docs). A failed sample (no output,
 missing or unreadable image, model error, judge failure) is written the way the released tool expects a
 failure and counted in the report.
+
+Every file goes through the write gate (``lmms_eval_unify.writes``), confined to ``--out``, under the folder's
+writer lock: a symlink planted there is refused, never written through; a refused file makes the export
+incomplete (named, exit 2), the others are still written.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import os
 import re
 import sys
 from collections.abc import Mapping, Sequence
@@ -35,6 +40,14 @@ from lmms_eval_unify.output.media_reader import DECODE_ERRORS, read_image_file
 from lmms_eval_unify.output.record import UnifiedOutput, parse_output
 from lmms_eval_unify.reports.gallery import RunInfo, doc_row, load_runs, media_roots, resolve_image
 from lmms_eval_unify.scoring.samples import sample_unsupported
+from lmms_eval_unify.writes import (
+    EXIT_REFUSED,
+    FolderBusy,
+    WriteRefused,
+    folder_lock,
+    make_folder,
+    write_or_record,
+)
 
 # `invalid_outputs` of a judged sample whose judge failed (`judge_failed`) or replied unparseably (`judge_invalid`).
 JUDGE_FAILURE_PREFIX = "judge_"
@@ -42,11 +55,31 @@ JUDGE_FAILURE_PREFIX = "judge_"
 
 @dataclass
 class ExportReport:
-    """What an export wrote: files, failed samples per ``model/task``, and notes on what was left out."""
+    """What an export wrote: files, failed samples per ``model/task``, notes on what was left out, and the files
+    the write gate refused; every file is confined to ``root`` (the ``--out`` folder; None: each file's own
+    folder)."""
 
     files: list[Path] = field(default_factory=list)
     failures: dict[str, int] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)
+    root: Path | None = None
+    refused: list[WriteRefused] = field(default_factory=list)
+
+    def write(self, path: Path, data: str | bytes, listed: bool = True) -> bool:
+        """Write ``data`` (text as UTF-8) to ``path`` through the write gate; in ``files`` when written (and
+        ``listed``), in ``refused`` when the gate refused it."""
+        written = write_or_record(path, data, self.root or path.parent, self.refused)
+        if written and listed:
+            self.files.append(path)
+        return written
+
+    def folder(self, path: Path) -> Path:
+        """Make the folder ``path`` through the write gate (a refusal is recorded in ``refused``); ``path``."""
+        try:
+            make_folder(path, self.root or path)
+        except WriteRefused as refusal:
+            self.refused.append(refusal)
+        return path
 
     def fail(self, key: str) -> None:
         """Count one failed sample under ``key``."""
@@ -137,33 +170,28 @@ def sample_output(row: Mapping, run: RunInfo) -> SampleOutput:
 
 
 def write_image(data: bytes | None, path: Path, report: ExportReport) -> Path | None:
-    """Write a generated image's bytes to ``path``; None (nothing written) for a missing image."""
+    """Write a generated image's bytes to ``path``; None (nothing written) for a missing image or one the write
+    gate refused (recorded in the report)."""
     if data is None:
         return None
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
-    report.files.append(path)
-    return path
+    return path if report.write(path, data) else None
 
 
 def write_json(obj: object, path: Path, report: ExportReport) -> None:
     """Write ``obj`` as indented UTF-8 JSON to ``path``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(obj, ensure_ascii=False, indent=2), encoding="utf-8")
-    report.files.append(path)
+    report.write(path, json.dumps(obj, ensure_ascii=False, indent=2))
 
 
 def write_reference(data: bytes, stem: Path, report: ExportReport) -> Path:
-    """A reference image of the data, its bytes as stored, named ``stem`` + the suffix of its format."""
+    """A reference image of the data, its bytes as stored, named ``stem`` + the suffix of its format; the path
+    also when the write gate refused it (the refusal, in the report, fails the export)."""
     try:
         with Image.open(io.BytesIO(data)) as image:
             suffix = {"JPEG": ".jpg"}.get(str(image.format), f".{str(image.format or 'png').lower()}")
     except (OSError, ValueError, Image.DecompressionBombError):
         suffix = ".png"
     path = stem.with_name(stem.name + suffix)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
-    report.files.append(path)
+    report.write(path, data)
     return path
 
 
@@ -246,7 +274,7 @@ def export(run_dirs: Sequence[Path], benchmark: str, out: Path, data_dir: Path |
     :class:`BenchmarkExport`). ``data_dir`` (the local-data folder) adds the docs' fields and reference files
     that the released image metrics need. Runs that were offline trials (reference judge, tiny metrics) are
     named, with why, in the notes and in ``NOT_COMPARABLE.txt``."""
-    report = ExportReport()
+    report = ExportReport(root=Path(os.path.realpath(out)))
     docs = DocSource(data_dir)
     runs = load_runs(run_dirs)
     benchmark_export: BenchmarkExport = part(benchmark, "export")
@@ -257,10 +285,9 @@ def export(run_dirs: Sequence[Path], benchmark: str, out: Path, data_dir: Path |
         )
     benchmark_export.export(runs, out, report, docs)
     trials = [f"{run.label}: {trial}" for run in runs for trial in run.trials]
-    if trials and out.is_dir():
+    if trials and report.files:
         report.notes += trials
-        (out / NOT_COMPARABLE_FILE).write_text("\n".join(trials) + "\n", encoding="utf-8")
-        report.files.append(out / NOT_COMPARABLE_FILE)
+        report.write(out / NOT_COMPARABLE_FILE, "\n".join(trials) + "\n")
     return report
 
 
@@ -283,15 +310,22 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the ``export`` command; 0 on success, 1 when nothing was written, 2 on a missing or used folder."""
+    """Run the ``export`` command; 0 on success, 1 when nothing was written, 2 on a missing or used folder, a
+    folder another command is writing, or a file the write gate refused (the export is incomplete)."""
     args = build_parser().parse_args(argv)
     try:
-        report = export(args.run_dirs, args.benchmark, args.out, args.data_dir)
-    except (FileNotFoundError, FileExistsError) as err:
+        with folder_lock(args.out, "export"):
+            report = export(args.run_dirs, args.benchmark, args.out, args.data_dir)
+    except (FileNotFoundError, FileExistsError, FolderBusy, WriteRefused) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     for note in report.notes:
         print(f"note: {note}", file=sys.stderr)
+    if report.refused:
+        for refusal in report.refused:
+            print(f"error: not written: {refusal}", file=sys.stderr)
+        print(f"error: the export in {args.out} is incomplete: {len(report.refused)} file(s) refused", file=sys.stderr)
+        return EXIT_REFUSED
     if not report.files:
         print(f"error: no {args.benchmark} samples under the given folders", file=sys.stderr)
         return 1

@@ -6,7 +6,8 @@ target, the parsed answer, per-metric scores, judge verdicts, failure reasons an
 visual-CoT step. lmms-eval 0.7.3 does not log docs, so input and reference images come from the local data
 folder (``--data-dir``, default ``$LMMS_EVAL_UNIFY_DATA_DIR``) when the run read one. Several runs (models)
 of the same tasks are shown side by side per doc. The site is ``index.html`` + ``data.js`` (+ the same data
-as ``gallery.json``) + ``media/`` with thumbnails and full-size copies; it opens from disk, no server.
+as ``gallery.json``) + ``media/`` with thumbnails and full-size copies; it opens from disk, no server. Every
+file goes through the write gate, confined to the site folder, under its writer lock (docs/limits.md).
 """
 
 from __future__ import annotations
@@ -34,6 +35,16 @@ from lmms_eval_unify.output.record import parse_output
 from lmms_eval_unify.reports.comparability import offline_stand_ins
 from lmms_eval_unify.reports.results_io import load_results
 from lmms_eval_unify.scoring.samples import sample_unsupported
+from lmms_eval_unify.writes import (
+    EXIT_REFUSED,
+    FolderBusy,
+    WriteRefused,
+    folder_lock,
+    make_folder,
+    say,
+    write_or_record,
+    write_text,
+)
 
 THUMB_PX = 256
 PAGE_SIZE = 20
@@ -62,16 +73,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 class MediaSite:
-    """Copies images into ``<site>/media`` once each (named by content hash), with a thumbnail beside it."""
+    """Copies images into ``<site>/media`` once each (named by content hash), with a thumbnail beside it, through
+    the write gate (confined to the site folder); an image the gate refuses is left out, with a warning, and shows
+    as missing."""
 
     def __init__(self, site: Path) -> None:
         self.site = site
-        (site / "media" / "full").mkdir(parents=True, exist_ok=True)
-        (site / "media" / "thumb").mkdir(parents=True, exist_ok=True)
-        self.done: dict[str, dict[str, str]] = {}
+        make_folder(site / "media" / "full", site)
+        make_folder(site / "media" / "thumb", site)
+        self.done: dict[str, dict[str, str] | None] = {}
+        self.refused: list[WriteRefused] = []
 
     def add(self, data: bytes) -> dict[str, str] | None:
-        """``{"full", "thumb"}`` site-relative paths of an image given as bytes; None if it does not decode."""
+        """``{"full", "thumb"}`` site-relative paths of an image given as bytes; None if it does not decode or
+        the gate refused to write it."""
         key = hashlib.sha1(data).hexdigest()[:20]
         if key in self.done:
             return self.done[key]
@@ -84,13 +99,15 @@ class MediaSite:
             return None
         full = f"media/full/{key}.png"
         small = f"media/thumb/{key}.png"
-        if image.format == "PNG":
-            (self.site / full).write_bytes(data)
-        else:
-            thumb.save(self.site / full)
+        full_bytes = data if image.format == "PNG" else png_bytes(thumb)
         thumb.thumbnail((THUMB_PX, THUMB_PX))
-        thumb.save(self.site / small)
-        self.done[key] = {"full": full, "thumb": small}
+        refused: list[WriteRefused] = []
+        if write_or_record(self.site / full, full_bytes, self.site, refused):
+            write_or_record(self.site / small, png_bytes(thumb), self.site, refused)
+        for refusal in refused:
+            say(f"gallery: image left out: {refusal}")
+        self.refused += refused
+        self.done[key] = None if refused else {"full": full, "thumb": small}
         return self.done[key]
 
     def add_file(self, path: Path, roots: Sequence[Path]) -> dict[str, str] | None:
@@ -389,16 +406,23 @@ def build_gallery(
     }
 
 
+def png_bytes(image: Image.Image) -> bytes:
+    """``image`` encoded as PNG."""
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
 def write_site(data: Mapping, site_dir: Path, title: str) -> Path:
-    """``index.html`` + ``data.js`` (the data, loadable from file://) + ``gallery.json`` (the same data)."""
+    """``index.html`` + ``data.js`` (the data, loadable from file://) + ``gallery.json`` (the same data), through
+    the write gate (confined to ``site_dir``); ``WriteRefused`` for the first file it refuses."""
     text = json.dumps(data, ensure_ascii=False)
-    (site_dir / "gallery.json").write_text(text, encoding="utf-8")
-    (site_dir / "data.js").write_text(f"window.GALLERY = {text};\n", encoding="utf-8")
-    index = site_dir / "index.html"
+    write_text(site_dir / "gallery.json", text, site_dir)
+    write_text(site_dir / "data.js", f"window.GALLERY = {text};\n", site_dir)
     page = resources.files(__package__).joinpath("gallery_page.html").read_text(encoding="utf-8")
     notices = "".join(f'<p class="missing"><b>{html.escape(n)}</b></p>' for n in data.get("notices", ()))
-    index.write_text(page.replace("__TITLE__", html.escape(title)).replace("__NOTICES__", notices), encoding="utf-8")
-    return index
+    page = page.replace("__TITLE__", html.escape(title)).replace("__NOTICES__", notices)
+    return write_text(site_dir / "index.html", page, site_dir)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -408,10 +432,16 @@ def main(argv: list[str] | None = None) -> int:
     except FileNotFoundError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    data = build_gallery(runs, args.output_dir, args.task, args.only_wrong, args.limit, args.data_dir)
-    if not data["docs"]:
-        print("error: no samples match under the given folders (need --log_samples runs)", file=sys.stderr)
-        return 1
-    index = write_site(data, args.output_dir, "lmms-eval-unify gallery: " + ", ".join(data["runs"]))
+    try:
+        with folder_lock(args.output_dir, "gallery") as site:
+            data = build_gallery(runs, site, args.task, args.only_wrong, args.limit, args.data_dir)
+            if not data["docs"]:
+                print("error: no samples match under the given folders (need --log_samples runs)", file=sys.stderr)
+                return 1
+            write_site(data, site, "lmms-eval-unify gallery: " + ", ".join(data["runs"]))
+    except (FolderBusy, WriteRefused) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_REFUSED
+    index = args.output_dir / "index.html"
     print(f"wrote {len(data['docs'])} docs of {len(data['tasks'])} tasks, {len(data['runs'])} runs: {index}")
     return 0

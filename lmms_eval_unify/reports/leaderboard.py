@@ -10,6 +10,10 @@ a benchmark's own flags supply, such as a ``labels:`` map in the pairs file) und
 automatic label or ``<model>@<configuration hash>``; a label that is a filesystem path is shortened to its
 last component, so tables never show raw paths.
 
+Every file goes through the write gate (``lmms_eval_unify.writes``), confined to the ``-o`` folder, under the
+folder's writer lock: a symlink planted in it is refused, never written through. A refused table file fails
+the command (exit 2, the other files still written); a refused figure file is a warning.
+
 This module knows no benchmark: each registered benchmark's ``leaderboard`` module (the
 ``BenchmarkLeaderboard`` interface of ``lmms_eval_unify.reports.boards``) adds its flags and builds its
 tables and figures; they are printed in registry order.
@@ -29,8 +33,9 @@ from lmms_eval_unify.benchmarks import BENCHMARKS, part
 from lmms_eval_unify.reports.boards import BenchmarkLeaderboard, Board, Figure, Options
 from lmms_eval_unify.reports.comparability import mark_boards, strict_errors, task_caveats
 from lmms_eval_unify.reports.manifest import MANIFEST, write_manifest
-from lmms_eval_unify.reports.render import html_page, latex, markdown, write_csv
+from lmms_eval_unify.reports.render import csv_text, html_page, latex, markdown
 from lmms_eval_unify.reports.results_io import REQUEST_LOG_KEYS, ModelResults, ShardError, load_results, short_name
+from lmms_eval_unify.writes import EXIT_REFUSED, FolderBusy, WriteRefused, folder_lock, write_or_record
 
 EXIT_NOT_COMPARABLE = 3
 """Exit status of ``--strict`` when a cell is not comparable."""
@@ -61,7 +66,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--strict",
         action="store_true",
         help="refuse (exit 3, nothing written) when any cell is marked ‡: its samples come from a --limit/--offset "
-        "run, or its items, scorer version, variant or judges differ from the other rows'",
+        "run, its items, scorer version, variant or judges differ from the other rows', or its value comes from a "
+        "fit that did not converge (GapEval's Gap Score: the official variant never does, use --gap-variant stable)",
     )
     for benchmark in BENCHMARKS:
         leaderboard_of(benchmark).add_arguments(parser)
@@ -204,21 +210,51 @@ def main(argv: list[str] | None = None) -> int:
         board.notes.append(MANIFEST_NOTE)
     text = "\n".join(markdown(b) for b in boards)
     print(text)
-    out = args.output_dir
-    out.mkdir(parents=True, exist_ok=True)
-    write_manifest(recorded, ["lmms-eval-unify", "leaderboard", *(sys.argv[1:] if argv is None else argv)], out)
-    (out / "leaderboard.md").write_text(text, encoding="utf-8")
-    for board in boards:
-        write_csv(board, out / f"{board.key}.csv")
-    (out / "leaderboard.tex").write_text("\n".join(latex(b) for b in boards), encoding="utf-8")
-    for i, (_, rendered) in enumerate(figures):
-        rendered.write(out / figure_stem(i, len(figures)))
-    (out / "leaderboard.html").write_text(
-        html_page("lmms-eval-unify leaderboard", boards, [(name, r.png) for name, r in figures]),
-        encoding="utf-8",
-    )
-    print(f"wrote {len(boards)} tables and {len(figures)} figures to {out}", file=sys.stderr)
+    command = ["lmms-eval-unify", "leaderboard", *(sys.argv[1:] if argv is None else argv)]
+    try:
+        with folder_lock(args.output_dir, "leaderboard") as out:
+            tables, figure_files = write_outputs(out, text, boards, figures, recorded, command)
+    except (FolderBusy, WriteRefused) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return EXIT_REFUSED
+    for refusal in figure_files:
+        print(f"warning: figure not written: {refusal}", file=sys.stderr)
+    if tables:
+        for refusal in tables:
+            print(f"error: not written: {refusal}", file=sys.stderr)
+        return EXIT_REFUSED
+    print(f"wrote {len(boards)} tables and {len(figures)} figures to {args.output_dir}", file=sys.stderr)
     return 0
+
+
+def write_outputs(
+    out: Path,
+    text: str,
+    boards: Sequence[Board],
+    figures: Sequence[Figure],
+    recorded: Mapping[str, ModelResults],
+    command: Sequence[str],
+) -> tuple[list[WriteRefused], list[WriteRefused]]:
+    """Write every file of the leaderboard into ``out`` through the write gate (confined to ``out``): the
+    manifest, the Markdown ``text``, one CSV per board, the LaTeX, the figures and the HTML page. A refused file fails
+    alone; returns the refusals of the tables (the command's result) and of the figures."""
+    tables: list[WriteRefused] = []
+    try:
+        write_manifest(recorded, command, out)
+    except WriteRefused as refusal:
+        tables.append(refusal)
+    write_or_record(out / "leaderboard.md", text, out, tables)
+    for board in boards:
+        write_or_record(out / f"{board.key}.csv", csv_text(board), out, tables)
+    write_or_record(out / "leaderboard.tex", "\n".join(latex(b) for b in boards), out, tables)
+    figure_files = [
+        refusal
+        for i, (_, rendered) in enumerate(figures)
+        for refusal in rendered.write(out / figure_stem(i, len(figures)), out)
+    ]
+    page = html_page("lmms-eval-unify leaderboard", boards, [(name, r.png) for name, r in figures])
+    write_or_record(out / "leaderboard.html", page, out, tables)
+    return tables, figure_files
 
 
 if __name__ == "__main__":

@@ -19,7 +19,9 @@ from importlib import metadata
 from pathlib import Path
 
 from lmms_eval_unify.integration.provenance import run_provenance
+from lmms_eval_unify.redaction import redact_secrets
 from lmms_eval_unify.reports.results_io import ModelResults, RunInfo, TaskRun
+from lmms_eval_unify.writes import write_text
 
 MANIFEST = "manifest.json"
 SCHEMA = "lmms_eval_unify/leaderboard-manifest@1"
@@ -89,8 +91,8 @@ def manifest(models: Mapping[str, ModelResults], command: Sequence[str]) -> dict
 
 
 def write_manifest(models: Mapping[str, ModelResults], command: Sequence[str], folder: Path) -> Path:
-    """Write ``manifest.json`` into `folder`; returns its path."""
-    path = folder / MANIFEST
-    text = json.dumps(manifest(models, command), indent=1, ensure_ascii=False, default=str)
-    path.write_text(text + "\n", encoding="utf-8")
-    return path
+    """Write ``manifest.json`` into `folder` through the write gate (confined to `folder`), every secret redacted
+    (``redaction.redact_secrets``: the model arguments and the command included); returns its path.
+    ``WriteRefused`` when the gate refuses it."""
+    text = json.dumps(redact_secrets(manifest(models, command)), indent=1, ensure_ascii=False, default=str)
+    return write_text(folder / MANIFEST, text + "\n", folder)

@@ -11,10 +11,12 @@ from __future__ import annotations
 import base64
 import csv
 import html
+import io
 from collections.abc import Iterable
 from pathlib import Path
 
 from lmms_eval_unify.reports.boards import Board, CellSamples, Row
+from lmms_eval_unify.writes import write_text
 
 MISSING = "-"
 """A value that was not computed: the task was not run, or a part the value needs is missing."""
@@ -151,10 +153,11 @@ SAMPLE_COLUMNS = ("n", "invalid", "unsupported")
 """The CSV's per-cell sample counts (`<key> n`, ...)."""
 
 
-def write_csv(board: Board, path: Path) -> None:
-    """One row per model; every value key ('-' when missing or unscored), plus `<key> ci_low/ci_high` where
-    an interval exists (clipped to the key's range), `<key> n/invalid/unsupported` where the value is built
-    from samples and `<key> caveats` where some row's value is not comparable ('; '-joined, '' for none)."""
+def csv_text(board: Board) -> str:
+    """The board as CSV: one row per model; every value key ('-' when missing or unscored), plus
+    `<key> ci_low/ci_high` where an interval exists (clipped to the key's range), `<key> n/invalid/unsupported`
+    where the value is built from samples and `<key> caveats` where some row's value is not comparable
+    ('; '-joined, '' for none)."""
     keys = board.value_keys()
     with_ci = [k for k in keys if any(r.intervals.get(k) for r in board.rows)]
     with_samples = [k for k in keys if any(k in r.cells for r in board.rows)]
@@ -162,20 +165,27 @@ def write_csv(board: Board, path: Path) -> None:
     header = [f"{k} {side}" for k in with_ci for side in ("ci_low", "ci_high")]
     header += [f"{k} {count}" for k in with_samples for count in SAMPLE_COLUMNS]
     header += [f"{k} caveats" for k in with_caveats]
-    with path.open("w", newline="", encoding="utf-8") as f:
-        writer = csv.writer(f)
-        writer.writerow(["model", *keys, *header])
-        for r in board.rows:
-            cells = {k: cell_record(board, r, k) for k in keys}
-            writer.writerow(
-                [
-                    r.label,
-                    *(_csv_number(cells[k]["value"]) for k in keys),
-                    *(_csv_number(cells[k][side]) for k in with_ci for side in ("ci_low", "ci_high")),
-                    *(cells[k].get(count, MISSING) for k in with_samples for count in SAMPLE_COLUMNS),
-                    *("; ".join(cells[k].get("caveats", ())) for k in with_caveats),
-                ]
-            )
+    buffer = io.StringIO(newline="")
+    writer = csv.writer(buffer)
+    writer.writerow(["model", *keys, *header])
+    for r in board.rows:
+        cells = {k: cell_record(board, r, k) for k in keys}
+        writer.writerow(
+            [
+                r.label,
+                *(_csv_number(cells[k]["value"]) for k in keys),
+                *(_csv_number(cells[k][side]) for k in with_ci for side in ("ci_low", "ci_high")),
+                *(cells[k].get(count, MISSING) for k in with_samples for count in SAMPLE_COLUMNS),
+                *("; ".join(cells[k].get("caveats", ())) for k in with_caveats),
+            ]
+        )
+    return buffer.getvalue()
+
+
+def write_csv(board: Board, path: Path, root: Path | None = None) -> None:
+    """Write :func:`csv_text` of ``board`` to ``path`` through the write gate, confined to ``root`` (default: the
+    file's own folder); ``WriteRefused`` when the gate refuses it."""
+    write_text(path, csv_text(board), path.parent if root is None else root)
 
 
 def _csv_number(value: float | None) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 import json
 import subprocess
+import time
 
 import pytest
 from cli_runs import BIN, offline_env, results_of
@@ -87,3 +88,50 @@ def test_score_rescores_the_intact_tasks_of_a_run_whose_samples_file_was_cut(tmp
     assert done.returncode == 1, done.stderr[-3000:]
     assert "Traceback" not in done.stderr and f"{cut}:3" in done.stderr
     assert set(results_of(run / "scored")) >= {"uni_mmmu_maze"} and "uni_mmmu_sliding" not in results_of(run / "scored")
+
+
+def _scores(results_file) -> dict:
+    """What a results file says about the samples: scores, sample counts and the samples' hashes."""
+    data = json.loads(results_file.read_text())
+    return {key: data.get(key) for key in ("results", "n-samples", "task_hashes")}
+
+
+def _samples_rows(path) -> list[dict]:
+    volatile = ("resps", "filtered_resps", "token_counts")
+    return [{k: v for k, v in json.loads(line).items() if k not in volatile} for line in path.read_text().splitlines()]
+
+
+@pytest.mark.slow
+def test_two_score_calls_on_one_run_take_turns_and_each_writes_what_one_alone_writes(tmp_path):
+    """Both calls start while the test holds the run folder, so both say they wait; once it is let go they contend
+    for it and take turns. Every doc is written once per call and no results file is replaced (checked by counts:
+    two results files with the same scores, each samples file with one row per doc), as two calls one after the
+    other would leave it."""
+    from lmms_eval_unify.puzzles.dataset import write_puzzles
+    from lmms_eval_unify.writes import folder_lock
+
+    write_puzzles(tmp_path / "data" / "uni_mmmu", 3, 2, seed=1)
+    env = offline_env(tmp_path / "data")
+    run = tmp_path / "run"
+    command = [str(BIN / "lmms-eval"), "--model", "unify_oracle", "--tasks", "uni_mmmu_maze", "--output_path",
+               str(run), "--log_samples"]  # fmt: skip
+    assert subprocess.run(command, env=env, capture_output=True, text=True, timeout=600).returncode == 0
+    logs = [tmp_path / f"score_{i}.log" for i in range(2)]
+    with folder_lock(run, "test"):
+        calls = [subprocess.Popen([str(BIN / "lmms-eval-unify"), "score", str(run)], env=env,
+                                  stderr=log.open("w"), stdout=subprocess.DEVNULL) for log in logs]  # fmt: skip
+        for _ in range(600):  # both must be waiting before the folder is let go
+            if all("is being written by test" in log.read_text() for log in logs):
+                break
+            time.sleep(0.5)
+    codes = [call.wait(timeout=900) for call in calls]
+    texts = [log.read_text() for log in logs]
+    assert codes == [0, 0], "\n".join(text[-3000:] for text in texts)
+    assert [text.count("is being written by test") for text in texts] == [1, 1]
+    assert all(text.count("is free, going on") == 1 for text in texts)
+    results = sorted((run / "scored").rglob("*_results.json"))
+    samples = sorted((run / "scored").rglob("*_samples_uni_mmmu_maze.jsonl"))
+    assert len(results) == 2 and len(samples) == 2
+    assert [sorted(row["doc_id"] for row in _samples_rows(path)) for path in samples] == [[0, 1, 2], [0, 1, 2]]
+    assert _samples_rows(samples[0]) == _samples_rows(samples[1])
+    assert _scores(results[0]) == _scores(results[1]) and _scores(results[0])["results"]

@@ -111,7 +111,8 @@ def file_writer(output: SampleOutput, folder: Path, report: ExportReport) -> Fil
             return ""
         if fault == MISSING:
             return str(folder / f"{name}.missing.png")
-        return str(write_image(data if data is not None else UNREADABLE_FILE, folder / f"{name}.png", report))
+        target = folder / f"{name}.png"
+        return str(write_image(data if data is not None else UNREADABLE_FILE, target, report) or target)
 
     return write
 
@@ -183,9 +184,9 @@ def write_mp4(frames: Sequence[Image.Image], path: Path, report: ExportReport) -
     the first are resized to it (an mp4 holds one size)."""
     import av
 
-    path.parent.mkdir(parents=True, exist_ok=True)
     size = frames[0].size
-    with av.open(str(path), mode="w") as container:
+    buffer = io.BytesIO()
+    with av.open(buffer, mode="w", format="mp4") as container:
         stream = container.add_stream("libx264rgb", rate=MP4_FPS, options={"qp": "0"})
         stream.width, stream.height = size
         stream.pix_fmt = "rgb24"
@@ -195,7 +196,7 @@ def write_mp4(frames: Sequence[Image.Image], path: Path, report: ExportReport) -
                 container.mux(packet)
         for packet in stream.encode():
             container.mux(packet)
-    report.files.append(path)
+    report.write(path, buffer.getvalue())
     return path
 
 
@@ -212,7 +213,7 @@ def video_output(output: SampleOutput, folder: Path, name: str, report: ExportRe
     video = write_mp4(frames, folder / f"{name}.mp4", report)
     keys = keyframe_indices(frames)
     paths = [write_image(blobs[k], folder / f"{name}_keyframes" / f"keyframe_{k:04d}.png", report) for k in keys]
-    return {"output": str(video), "output2": [str(p) for p in paths]}
+    return {"output": str(video), "output2": [str(p) for p in paths if p]}
 
 
 def doc_fields(subtask: str, doc: Mapping, out: Path, folder: Path, report: ExportReport) -> dict:
@@ -247,8 +248,7 @@ def doc_fields(subtask: str, doc: Mapping, out: Path, folder: Path, report: Expo
         video = Path(str(doc.get("video") or ""))
         if subtask in VIDEO and video.is_file():
             copy = folder / f"video{video.suffix}"
-            copy.write_bytes(video.read_bytes())
-            report.files.append(copy)
+            report.write(copy, video.read_bytes())
             fields["data"][VIDEO_KEYS[subtask]] = str(copy.relative_to(out))
     return fields
 
@@ -278,7 +278,7 @@ def export_run(run: RunInfo, out: Path, report: ExportReport, docs: DocSource) -
                 missing += 1
             else:
                 folder = out / "reference" / task / str(doc_id)
-                folder.mkdir(parents=True, exist_ok=True)
+                report.folder(folder)
                 fields = doc_fields(subtask, doc, out, folder, report)
                 without_id += "id" not in fields
                 item = {**item, **fields, "doc_id": doc_id, "data": {**item.get("data", {}), **fields.get("data", {})}}

@@ -9,6 +9,7 @@ reference files the released evaluator reads from its dataset folder.
 from __future__ import annotations
 
 import csv
+import io
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -94,9 +95,7 @@ def reference_files(name: str, case: str, doc_id: int, doc: Mapping, reference: 
             keys["png"] = str(write_reference(blob, reference / case, report).relative_to(reference))
         if doc.get("svg"):
             svg = reference / f"{case}.svg"
-            svg.parent.mkdir(parents=True, exist_ok=True)
-            svg.write_text(str(doc["svg"]), encoding="utf-8")
-            report.files.append(svg)
+            report.write(svg, str(doc["svg"]))
             keys["svg"] = svg.name
         return keys
     if name == "jigsaw":
@@ -147,7 +146,7 @@ def export_run(run: RunInfo, out: Path, report: ExportReport, docs: DocSource) -
             doc = docs.row(run, task, doc_id)
             missing += docs.data_dir is not None and doc is None
             case = root / case_name(name, doc_id, doc)
-            case.mkdir(parents=True, exist_ok=True)
+            report.folder(case)
             images = scored_images(output)
             if name in CANDIDATE_FOLDER_TASKS:
                 targets = [case / "cand_01" / f"step_{k:04d}.png" for k in range(1, len(images) + 1)]
@@ -156,8 +155,7 @@ def export_run(run: RunInfo, out: Path, report: ExportReport, docs: DocSource) -
             written = [write_image(d, t, report) for d, t in zip(images, targets, strict=True)]
             text = "" if output.record_failure else output.text
             if text or (name in CANDIDATE_FOLDER_TASKS and output.record_failure != UNSUPPORTED):
-                (case / "model_text.txt").write_text(text, encoding="utf-8")
-                report.files.append(case / "model_text.txt")
+                report.write(case / "model_text.txt", text)
             references = (
                 {} if doc is None else reference_files(name, case.name, doc_id, doc, out / "reference" / task, report)
             )
@@ -177,7 +175,7 @@ def export_run(run: RunInfo, out: Path, report: ExportReport, docs: DocSource) -
             write_json(record, case / "result.json", report)
             report.count(f"{run.label}/{task}", output)
             if not output.failure:
-                (case / "_done.ok").write_text("ok", encoding="utf-8")
+                report.write(case / "_done.ok", "ok", listed=False)
             per_item.append(record)
             first = next((str(p.relative_to(root)) for p in written if p), "")
             manifest.append([case.name, row.get("doc_id"), first, output.failure or output.judge_failure])
@@ -192,11 +190,11 @@ def export_run(run: RunInfo, out: Path, report: ExportReport, docs: DocSource) -
             "per_item": per_item,
         }
         write_json(summary, root / "summary.json", report)
-        with (root / "manifest.csv").open("w", newline="", encoding="utf-8") as f:
-            writer = csv.writer(f)
-            writer.writerow(["case_id", "doc_id", "generated_first_image_rel", "notes"])
-            writer.writerows(manifest)
-        report.files.append(root / "manifest.csv")
+        buffer = io.StringIO(newline="")
+        writer = csv.writer(buffer)
+        writer.writerow(["case_id", "doc_id", "generated_first_image_rel", "notes"])
+        writer.writerows(manifest)
+        report.write(root / "manifest.csv", buffer.getvalue())
 
 
 def read(folder: Path) -> dict[str, dict]:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
@@ -31,6 +32,7 @@ from lmms_eval_unify.generation.protocols import split_generate_then_answer_prom
 from lmms_eval_unify.integration.paths import DATA_DIR_ENV
 from lmms_eval_unify.judges import JudgeRequest, judge_many
 from lmms_eval_unify.output.record import OutputFailure, parse_output
+from lmms_eval_unify.writes import EXIT_REFUSED, WriteRefused, output_root, write_text
 
 # Our categories -> the judge prompts' category additions (Appendix I.9).
 JUDGE_CATEGORY = {
@@ -186,9 +188,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if diagnostics.unusable:
         print(f"not judged: {diagnostics.unusable}")
     if args.out:
-        args.out.write_text(
-            json.dumps({"table": table, "not_judged": diagnostics.unusable}, indent=2), encoding="utf-8"
-        )
+        text = json.dumps({"table": table, "not_judged": diagnostics.unusable}, indent=2)
+        try:
+            folder = output_root(args.out.parent)
+            write_text(folder / args.out.name, text, folder)
+        except WriteRefused as refused:
+            print(f"error: {refused}", file=sys.stderr)
+            return EXIT_REFUSED
     return 0
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import datasets
 
-from lmms_eval_unify.benchmarks.fixtures import FileListener, Written, png_cell
+from lmms_eval_unify.benchmarks.fixtures import FileListener, Written, png_cell, write_dataset
 from lmms_eval_unify.benchmarks.gapeval.offline.items import make_items
 from lmms_eval_unify.benchmarks.gapeval.spec import CATEGORIES
 
@@ -38,8 +38,9 @@ def category_path(out_dir: str | Path, category: str) -> Path:
     return Path(out_dir) / "gapeval" / category / f"{SPLIT}.parquet"
 
 
-def write_rows(rows: list[dict[str, Any]], path: Path) -> Path:
-    """Rows in the GapEval schema (PIL images, image cells or ``None``) as one parquet file."""
+def write_rows(rows: list[dict[str, Any]], path: Path, root: Path | None = None) -> Path:
+    """Rows in the GapEval schema (PIL images, image cells or ``None``) as one parquet file (confined to
+    ``root``: ``fixtures.write_dataset``)."""
     features = {**FEATURES, **{k: v for k, v in OFFLINE_FEATURES.items() if k in rows[0]}}
     encoded = [
         {
@@ -52,14 +53,14 @@ def write_rows(rows: list[dict[str, Any]], path: Path) -> Path:
         }
         for row in rows
     ]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    datasets.Dataset.from_list(encoded, features=datasets.Features(features)).to_parquet(str(path))
-    return path
+    return write_dataset(datasets.Dataset.from_list(encoded, features=datasets.Features(features)), path, root)
 
 
 def generate(out_dir: str | Path, n: int, seed: int = 0, on_file: FileListener | None = None) -> list[Path]:
     """``n`` offline items of every category; ``on_file`` hears each file as it is written."""
     written = Written(on_file)
     for category in CATEGORIES:
-        written.add(write_rows(make_items(category, n, seed), category_path(out_dir, category)))
+        written.add(
+            write_rows(make_items(category, n, seed), category_path(out_dir, category), Path(out_dir) / "gapeval")
+        )
     return written.paths

@@ -17,6 +17,7 @@ Prepared schema (one row per official item; official field -> our column):
 
 from __future__ import annotations
 
+import io
 import json
 import random
 from pathlib import Path
@@ -26,6 +27,7 @@ from PIL import Image, ImageDraw, ImageOps
 from lmms_eval_unify.benchmarks.fixtures import FileListener, Written, sample_photo, write_parquet
 from lmms_eval_unify.benchmarks.mme_unify import vcot
 from lmms_eval_unify.benchmarks.mme_unify.spec import GENERATION, UNDERSTANDING, UNIFY_QA, VIDEO_UNDERSTANDING
+from lmms_eval_unify.writes import write_bytes
 
 PHOTOS = ("astronaut", "coffee", "chelsea", "rocket", "camera", "coins")
 PHOTO_NAMES = ("astronaut", "coffee", "cat", "rocket", "camera", "coins")
@@ -74,12 +76,13 @@ def _mc_row(i: int, rng: random.Random, question: str, n_options: int = 4) -> tu
     return row, shown
 
 
-def write_video(path: Path, frames: list[Image.Image], fps: int = 8) -> Path:
-    """An H.264 (or MPEG-4) mp4 of the frames, written with PyAV."""
+def write_video(path: Path, frames: list[Image.Image], fps: int = 8, root: Path | None = None) -> Path:
+    """An H.264 (or MPEG-4) mp4 of the frames, encoded with PyAV and written through the write gate (confined to
+    ``root``; default the file's folder)."""
     import av
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with av.open(str(path), mode="w") as container:
+    buffer = io.BytesIO()
+    with av.open(buffer, mode="w", format="mp4") as container:
         stream = container.add_stream("mpeg4", rate=fps)
         stream.width, stream.height = frames[0].size
         stream.pix_fmt = "yuv420p"
@@ -88,7 +91,7 @@ def write_video(path: Path, frames: list[Image.Image], fps: int = 8) -> Path:
                 container.mux(packet)
         for packet in stream.encode():
             container.mux(packet)
-    return path
+    return write_bytes(path, buffer.getvalue(), path.parent if root is None else root)
 
 
 def understanding_rows(subtask: str, n: int, rng: random.Random, media_dir: Path) -> list[dict]:
@@ -105,7 +108,7 @@ def understanding_rows(subtask: str, n: int, rng: random.Random, media_dir: Path
         else:
             row, shown = _mc_row(i, rng, "Which object is shown throughout the video?")
             frames = [photo(shown).rotate(angle) for angle in range(0, 24, 2)]
-            row["video"] = str(write_video(media_dir / f"vpu_{i:04d}.mp4", frames))
+            row["video"] = str(write_video(media_dir / f"vpu_{i:04d}.mp4", frames, root=media_dir.parents[1]))
         rows.append(row)
     return rows
 
@@ -267,7 +270,9 @@ def generation_rows(subtask: str, n: int, rng: random.Random, media_dir: Path) -
         elif subtask == "TIG":
             row["image"] = source
         else:
-            video = write_video(media_dir / f"{subtask.lower()}_{i:04d}.mp4", _clip_frames(source))
+            video = write_video(
+                media_dir / f"{subtask.lower()}_{i:04d}.mp4", _clip_frames(source), root=media_dir.parents[1]
+            )
             if subtask != "TVG":
                 row["image"] = source
             # the release has TVG items without a reference video (data: {}): one per generated set
@@ -289,20 +294,22 @@ def generate(out_dir: str | Path, n: int, seed: int = 0, on_file: FileListener |
     for subtask in UNDERSTANDING:
         rows = understanding_rows(subtask, n, rng, root / subtask.lower() / "media")
         lists = ("image",) if subtask not in VIDEO_UNDERSTANDING else ()
-        written.add(write_parquet(rows, root / subtask.lower() / "test.parquet", image_lists=lists))
+        written.add(write_parquet(rows, root / subtask.lower() / "test.parquet", image_lists=lists, root=root))
     for subtask in GENERATION:
         rows = generation_rows(subtask, n, rng, root / subtask.lower() / "media")
         images = tuple(k for k in ("image", "edited_image") if k in rows[0])
-        written.add(write_parquet(rows, root / subtask.lower() / "test.parquet", images=images))
+        written.add(write_parquet(rows, root / subtask.lower() / "test.parquet", images=images, root=root))
     for subtask in UNIFY_QA:
         rows = UNIFY_QA_ROWS[subtask](n, rng)
-        written.add(write_parquet(rows, root / subtask.lower() / "test.parquet", image_lists=("inputs", "candidates")))
+        path = root / subtask.lower() / "test.parquet"
+        written.add(write_parquet(rows, path, image_lists=("inputs", "candidates"), root=root))
     written.add(
         write_parquet(
             vcot_rows(n, rng),
             root / "vcot" / "test.parquet",
             images=("initial_image",),
             image_lists=("step_images",),
+            root=root,
         )
     )
     return written.paths

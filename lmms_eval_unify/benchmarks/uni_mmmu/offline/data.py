@@ -13,14 +13,15 @@ from lmms_eval_unify.puzzles.dataset import write_puzzles
 from lmms_eval_unify.puzzles.jigsaw import generate_jigsaw_items
 
 
-def write_rows(rows: list[dict[str, Any]], path: Path) -> Path:
-    """Rows as parquet: ``*_image`` PIL values as image columns, ``*_images`` as image lists, ints as int64,
-    the rest as strings."""
+def write_rows(rows: list[dict[str, Any]], path: Path, root: Path | None = None) -> Path:
+    """Rows as parquet (confined to ``root``): ``*_image`` PIL values as image columns, ``*_images`` as image
+    lists, ints as int64, the rest as strings."""
     return write_parquet(
         rows,
         path,
         images=tuple(key for key in rows[0] if key.endswith("_image")),
         image_lists=tuple(key for key in rows[0] if key.endswith("_images")),
+        root=root,
     )
 
 
@@ -39,5 +40,5 @@ def generate(out_dir: str | Path, n: int, seed: int = 0, on_file: FileListener |
     written = Written(on_file)
     written.add(*write_puzzles(root, n, n, seed))
     for subtask, make_items in ITEM_GENERATORS.items():
-        written.add(write_rows(make_items(n, seed), root / subtask / "test.parquet"))
+        written.add(write_rows(make_items(n, seed), root / subtask / "test.parquet", root))
     return written.paths

@@ -22,7 +22,14 @@ from pathlib import Path
 import datasets
 from PIL import Image, ImageDraw
 
-from lmms_eval_unify.benchmarks.fixtures import FileListener, Written, png_cell, sample_photo, write_parquet
+from lmms_eval_unify.benchmarks.fixtures import (
+    FileListener,
+    Written,
+    png_cell,
+    sample_photo,
+    write_dataset,
+    write_parquet,
+)
 from lmms_eval_unify.benchmarks.unig2u.prompts import SCENES, SHAPES
 from lmms_eval_unify.benchmarks.unig2u.spec import (
     BABYVISION_FILE,
@@ -290,7 +297,7 @@ def babyvision_rows(n: int, rng: random.Random) -> list[dict]:
     return rows
 
 
-def _write_babyvision(rows: list[dict], path: Path) -> Path:
+def _write_babyvision(rows: list[dict], path: Path, root: Path) -> Path:
     """BabyVision rows with explicit features (``options`` / ``choiceAns`` / ``blankAns`` are null in half)."""
     features = datasets.Features(
         {"type": datasets.Value("string"), "subtype": datasets.Value("string"), "taskId": datasets.Value("int64"),
@@ -299,9 +306,7 @@ def _write_babyvision(rows: list[dict], path: Path) -> Path:
          "ansType": datasets.Value("string")}
     )  # fmt: skip
     encoded = [{**row, "image": png_cell(row["image"])} for row in rows]
-    path.parent.mkdir(parents=True, exist_ok=True)
-    datasets.Dataset.from_list(encoded, features=features).to_parquet(str(path))
-    return path
+    return write_dataset(datasets.Dataset.from_list(encoded, features=features), path, root)
 
 
 def generate(out_dir: str | Path, n: int, seed: int = 0, on_file: FileListener | None = None) -> list[Path]:
@@ -329,12 +334,14 @@ def generate(out_dir: str | Path, n: int, seed: int = 0, on_file: FileListener |
         ("phyx/phyx_mechanics100.parquet", lambda: phyx_rows(n, rng, "Mechanics"), {}),
     ]  # fmt: skip
     for relative, rows, kinds in writers:
-        written.add(write_parquet(rows(), root / relative, **kinds))
-    written.add(_write_babyvision(babyvision_rows(n, rng), root / BABYVISION_FILE))
+        written.add(write_parquet(rows(), root / relative, **kinds, root=root))
+    written.add(_write_babyvision(babyvision_rows(n, rng), root / BABYVISION_FILE, root))
     gmap, collision = vsp_rows(n, rng)
-    written.add(write_parquet(gmap, root / "vsp/vsp_google_map_50.parquet", ("example_image", "test_image")))
+    written.add(write_parquet(gmap, root / "vsp/vsp_google_map_50.parquet", ("example_image", "test_image"), root=root))
     written.add(
-        write_parquet(collision, root / "vsp/vsp_collision_50.parquet", ("icon_image", "example_image", "test_image"))
+        write_parquet(
+            collision, root / "vsp/vsp_collision_50.parquet", ("icon_image", "example_image", "test_image"), root=root
+        )
     )
     jigsaw = [{k: item[k] for k in ("ref_image", "cand0_image", "cand1_image", "label")}
               for item in generate_jigsaw_items(n, seed)]  # fmt: skip
@@ -343,8 +350,9 @@ def generate(out_dir: str | Path, n: int, seed: int = 0, on_file: FileListener |
             [{**row, **{k: png_cell(row[k]) for k in ("ref_image", "cand0_image", "cand1_image")}} for row in jigsaw],
             root / SUBTASKS["jigsaw"].files[0],
             ("ref_image", "cand0_image", "cand1_image"),
+            root=root,
         )
     )
     for name in ("maze", "sliding"):  # the shared puzzle generator under the UniG2U file names
-        written.add(write_puzzle_set(name, n, seed, root / SUBTASKS[name].files[0]))
+        written.add(write_puzzle_set(name, n, seed, root / SUBTASKS[name].files[0], root))
     return written.paths
