@@ -2,7 +2,7 @@
 
 The tasks are built the way lmms-eval builds them (their data read the same way: ``LMMS_EVAL_UNIFY_DATA_DIR`` or
 the Hub dataset; groups expanded), without their judge check, and their requests are built with the run's
-``--limit``, so the samples counted are the ones the run scores (GapEval's ``repeats`` rows included). Each sample
+``--limit``, so the samples counted are the ones the run scores (a task's ``repeats`` rows included). Each sample
 is planned by its benchmark's ``judge_plan.planned_judgements(task, metadata, doc)``: the judgements the task's
 scorer asks for it. A judgement makes one call, two for a two-turn template (``two_turn`` / ``turns`` resolved as
 the judge layer resolves them).
@@ -149,7 +149,7 @@ def task_estimate(task: Any, limit: float | None) -> TaskEstimate:
     task.build_all_requests(limit=get_sample_size(task, limit))
     name, metadata = task.config.task, task.config.metadata
     plan = part(metadata["benchmark"], "judge_plan").planned_judgements
-    docs = task.eval_docs  # read after building the requests: GapEval expands its repeats there
+    docs = task.eval_docs  # read after building the requests: a task with repeats expands them there
     doc_ids = sorted({instance.doc_id for instance in task.instances})
     cost = sum((judgement_cost(p) for i in doc_ids for p in plan(name, metadata, docs[i])), JudgeCost())
     return TaskEstimate(name, len(doc_ids), cost)

@@ -67,7 +67,7 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="refuse (exit 3, nothing written) when any cell is marked ‡: its samples come from a --limit/--offset "
         "run, its items, scorer version, variant or judges differ from the other rows', or its value comes from a "
-        "fit that did not converge (GapEval's Gap Score: the official variant never does, use --gap-variant stable)",
+        "fit that did not converge (a benchmark's board says which, and its flags how to use a converging variant)",
     )
     for benchmark in BENCHMARKS:
         leaderboard_of(benchmark).add_arguments(parser)
