@@ -117,19 +117,26 @@ class ImageEncoder:
 
     def embed_pixels(self, pixels: Sequence[torch.Tensor]) -> torch.Tensor:
         """Features of decoded uint8 [3,H,W] images (no caching): transform per shape, forward per batch."""
-        prepared: list[torch.Tensor] = [torch.empty(0)] * len(pixels)
-        for indices, batch in group_by_shape(pixels):
+        groups = group_by_shape(pixels)
+        if len(groups) == 1:  # one shape (the usual case): the same batches, without splitting and restacking
+            prepared = self.transform(groups[0][1]).contiguous()  # as torch.stack of its rows gave
+            return torch.cat([self._forward(prepared[start : start + self.config.batch_size]).float()
+                              for start in range(0, len(pixels), self.config.batch_size)])  # fmt: skip
+        rows: list[torch.Tensor] = [torch.empty(0)] * len(pixels)
+        for indices, batch in groups:
             for i, tensor in zip(indices, self.transform(batch), strict=True):
-                prepared[i] = tensor
+                rows[i] = tensor
         features: list[torch.Tensor] = [torch.empty(0)] * len(pixels)
-        for indices, batch in group_by_shape(prepared):
+        for indices, batch in group_by_shape(rows):
             for start in range(0, len(indices), self.config.batch_size):
                 chunk = indices[start : start + self.config.batch_size]
-                inputs = batch[start : start + len(chunk)]
-                if self.channels_last:
-                    inputs = as_channels_last(inputs)
-                with self.forward_lock, encoder_autocast(self.config):
-                    out = self.forward(inputs)
-                for i, row in zip(chunk, out.float(), strict=True):
+                for i, row in zip(chunk, self._forward(batch[start : start + len(chunk)]).float(), strict=True):
                     features[i] = row
         return torch.stack(features)
+
+    def _forward(self, inputs: torch.Tensor) -> torch.Tensor:
+        """The backbone on one batch of transformed images (channels-last first for convolutional ones)."""
+        if self.channels_last:
+            inputs = as_channels_last(inputs)
+        with self.forward_lock, encoder_autocast(self.config):
+            return self.forward(inputs)

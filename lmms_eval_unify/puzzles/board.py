@@ -63,6 +63,12 @@ def colour_keys(image: Image.Image) -> np.ndarray:
     return (padded & np.uint32(0xFFFFFF)).reshape(image.height, image.width)
 
 
+def key_colours(keys: np.ndarray) -> np.ndarray:
+    """Float32 RGB in [0, 1], (N, 3), of colour keys from :func:`colour_keys`: the values that
+    ``np.asarray(image, dtype=np.float32) / 255.0`` gives those pixels."""
+    return np.stack([keys & 255, (keys >> 8) & 255, keys >> 16], axis=-1).astype(np.float32) / 255.0
+
+
 class BoardReader:
     """Crops a board and counts nearest-palette colours per cell, with a per-colour decision table.
 
@@ -80,13 +86,17 @@ class BoardReader:
         self._table: np.ndarray | None = None
         self._lock = threading.Lock()
 
-    def decide(self, keys: np.ndarray) -> np.ndarray:
-        """``2 * nearest label + is_board`` (uint8) of colour keys from :func:`colour_keys`, without the table."""
-        rgb = np.stack([keys & 255, (keys >> 8) & 255, keys >> 16], axis=-1).astype(np.float32) / 255.0
+    def is_board(self, rgb: np.ndarray) -> np.ndarray:
+        """Whether colours ``rgb`` (N, 3, float32 in [0, 1]) are board content: nearer a content colour than
+        any background colour by :data:`BOARD_MARGIN`."""
         d_content = palette_distances(rgb, self.content).min(axis=-1)
         d_background = palette_distances(rgb, self.background).min(axis=-1)
-        is_board = d_content + BOARD_MARGIN < d_background
-        return (2 * palette_distances(rgb, self.labels).argmin(axis=-1) + is_board).astype(np.uint8)
+        return d_content + BOARD_MARGIN < d_background
+
+    def decide(self, keys: np.ndarray) -> np.ndarray:
+        """``2 * nearest label + is_board`` (uint8) of colour keys from :func:`colour_keys`, without the table."""
+        rgb = key_colours(keys)
+        return (2 * palette_distances(rgb, self.labels).argmin(axis=-1) + self.is_board(rgb)).astype(np.uint8)
 
     def codes(self, keys: np.ndarray) -> np.ndarray:
         """:meth:`decide` of every key, through the table; colours not seen before are decided once."""

@@ -8,7 +8,7 @@ from PIL import Image
 
 from lmms_eval_unify.metrics import resolve_config
 from lmms_eval_unify.metrics.encoders import EmbeddingCache, ImageEncoder, unique_image_items
-from lmms_eval_unify.metrics.images import ImageTransform
+from lmms_eval_unify.metrics.images import ImageTransform, group_by_shape
 
 
 def test_cache_computes_each_key_once_and_keeps_order():
@@ -106,3 +106,31 @@ def test_parallel_pipeline_still_reports_a_corrupt_file(tmp_path, make_images, m
         with pytest.raises(Exception) as caught:
             _counting_encoder(2, []).embed(paths)
         assert "identify" in str(caught.value) or "decode" in str(caught.value).lower()
+
+
+def _restacked_features(encoder: ImageEncoder, pixels: list[torch.Tensor]) -> torch.Tensor:
+    """The general path of ``embed_pixels``: transform per shape, rows restacked per transformed shape."""
+    rows = [torch.empty(0)] * len(pixels)
+    for indices, batch in group_by_shape(pixels):
+        for i, row in zip(indices, encoder.transform(batch), strict=True):
+            rows[i] = row
+    features = [torch.empty(0)] * len(pixels)
+    for indices, batch in group_by_shape(rows):
+        for start in range(0, len(indices), encoder.config.batch_size):
+            chunk = indices[start : start + encoder.config.batch_size]
+            for i, row in zip(chunk, encoder._forward(batch[start : start + len(chunk)]).float(), strict=True):
+                features[i] = row
+    return torch.stack(features)
+
+
+@pytest.mark.parametrize("family", ["clip_score", "fid"])
+def test_one_shape_batches_skip_the_restacking_with_bit_identical_features(family, make_images):
+    """CLIP's centre crop hands over a strided view, the FID net runs channels-last: same batches, same bits."""
+    from lmms_eval_unify.metrics.clip import get_clip
+    from lmms_eval_unify.metrics.fid_fvd import load_image_features
+    from lmms_eval_unify.metrics.registry import get_backbone
+
+    config = resolve_config(family, backbone="tiny", weights="random", device="cpu", batch_size=4)
+    encoder = get_clip(config).images if family == "clip_score" else get_backbone(config, load_image_features)
+    images = make_images(10, 48, 40)
+    assert torch.equal(encoder.embed_pixels(images), _restacked_features(encoder, images))

@@ -151,3 +151,13 @@ def test_files_decode_to_what_pil_reads_16_bit_pngs_included(tmp_path, pil):
         (decoded,) = decode_items([image_item(tmp_path / name)], CPU, pil=pil)
         expected = torch.from_numpy(np.array(Image.open(tmp_path / name).convert("RGB"))).permute(2, 0, 1)
         assert decoded.dtype == torch.uint8 and torch.equal(decoded, expected), name
+
+
+def test_pixel_keys_hash_the_shape_and_every_byte(make_images):
+    """Equal pixels in another shape, or one changed byte, give another key."""
+    image = make_images(1, 4, 6)[0]
+    reshaped = image.reshape(3, 6, 4).clone()
+    changed = image.clone()
+    changed[2, 3, 5] ^= 1
+    keys = {image_item(x).key for x in (image, reshaped, changed)}
+    assert len(keys) == 3 and all(key.startswith("px:") and len(key) == 3 + 32 for key in keys)

@@ -14,6 +14,10 @@ Scoring differences (see docs/fidelity/uni_mmmu.md): the maze reference boards a
 initial image replayed with the lower-cased true moves, and a case whose initial image has no start is
 skipped; the sliding reference boards are the dataset's step images, parsed, and its true move names are
 compared without lower-casing.
+
+Every pixel rule depends on the pixel's colour only, so each distinct colour is decided once, with the released
+arithmetic, in a board reader's per-colour table (``puzzles/board.py``); ``tests/released_reference.py`` keeps
+the per-pixel computation, which the tests and ``bench/puzzle_scorer_cost.py`` check this against bit for bit.
 """
 
 from __future__ import annotations
@@ -28,7 +32,7 @@ from PIL import Image
 
 from lmms_eval_unify.output.record import OutputFailure, parse_output
 from lmms_eval_unify.puzzles import maze, sliding
-from lmms_eval_unify.puzzles.board import Rgb, palette_distances
+from lmms_eval_unify.puzzles.board import BoardReader, colour_keys, palette_distances
 from lmms_eval_unify.puzzles.domain import OFFSETS, Grid
 from lmms_eval_unify.puzzles.scoring import METRICS, moves_from_answer
 
@@ -38,34 +42,41 @@ SLIDING_SIZE, SLIDING_TOLERANCE = 3, 0.80
 FLOOR, WALL, START, GOAL, BOTH, UNKNOWN = " ", "#", "S", "G", "SG", "?"
 
 
-def image_to_array(image: Image.Image) -> np.ndarray:
-    """RGB float32 array in [0, 1] of shape (H, W, 3), as the released parser reads an image."""
-    return np.asarray(image.convert("RGB"), dtype=np.float32) / 255.0
+class WhitePageReader(BoardReader):
+    """The released sliding parser's colour decisions: its page distance is the float64 distance to white
+    (``np.linalg.norm(pixels - np.ones(3))``), not a float32 palette distance as in :class:`BoardReader`."""
+
+    def is_board(self, rgb: np.ndarray) -> np.ndarray:
+        d_content = palette_distances(rgb, self.content).min(axis=-1)
+        return d_content + 0.01 < np.linalg.norm(rgb - np.ones(3), axis=-1)
 
 
-def nearest_palette_distance(pixels: np.ndarray, palette: list[Rgb]) -> np.ndarray:
-    """Distance of every pixel to its nearest palette colour: (H, W)."""
-    return palette_distances(pixels.reshape(-1, 3), tuple(palette)).min(axis=-1).reshape(pixels.shape[:2])
+MAZE_READER = maze.READER
+"""The released maze parser's colours (board: wall/start/goal/path vs white/floor; labels floor/wall/start/goal
+with margin 0.01) are those of our maze reader, so both share its per-colour table."""
+SLIDING_READER = WhitePageReader(
+    content=sliding.PALETTE, background=[sliding.WHITE], labels=sliding.PALETTE, min_fraction=0.002
+)
+"""The released sliding parser's colours (its own 16 MiB table, allocated on first use)."""
 
 
-def nearest_palette_index(pixels: np.ndarray, palette: list[Rgb]) -> np.ndarray:
-    """Index of every pixel's nearest palette colour: (H, W)."""
-    return palette_distances(pixels.reshape(-1, 3), tuple(palette)).argmin(axis=-1).reshape(pixels.shape[:2])
+def released_codes(image: Image.Image, reader: BoardReader) -> np.ndarray:
+    """``2 * nearest label + is_board`` (H, W) uint8 of every pixel at full resolution, through the reader's
+    per-colour table: the same float32 decisions as the released per-pixel computation."""
+    return reader.codes(colour_keys(image if image.mode == "RGB" else image.convert("RGB")))
 
 
-def released_crop_box(
-    pixels: np.ndarray, content_distance: np.ndarray, background_distance: np.ndarray, min_fraction: float,
-    swap_clamp: bool,
-) -> tuple[int, int, int, int]:  # fmt: skip
-    """(top, left, bottom, right) of the released board crop; slice ``pixels[top:bottom, left:right]``.
+def released_crop_box(is_board: np.ndarray, min_fraction: float, swap_clamp: bool) -> tuple[int, int, int, int]:
+    """(top, left, bottom, right) of the released board crop of a board mask (H, W); slice
+    ``codes[top:bottom, left:right]``.
 
     ``swap_clamp`` reproduces the maze parser, which clamps the rows by the width and the columns by the
     height. The values may be negative (Python slicing then counts from the end, as in the released code).
     """
-    height, width = pixels.shape[:2]
-    mask = content_distance + 0.01 < background_distance
-    rows = np.flatnonzero(mask.mean(axis=1) > min_fraction)
-    cols = np.flatnonzero(mask.mean(axis=0) > min_fraction)
+    height, width = is_board.shape
+    with np.errstate(invalid="ignore"):  # an empty image: no row or column share (0 / 0) exceeds the threshold
+        rows = np.flatnonzero(is_board.sum(axis=1) / width > min_fraction)
+        cols = np.flatnonzero(is_board.sum(axis=0) / height > min_fraction)
     top, bottom = (int(rows[0]), int(rows[-1])) if rows.size else (0, height - 1)
     left, right = (int(cols[0]), int(cols[-1])) if cols.size else (0, width - 1)
     top, left = max(0, top - MARGIN_PX), max(0, left - MARGIN_PX)
@@ -80,25 +91,33 @@ def released_crop_box(
     return bottom - side, right - side, bottom, right
 
 
-def _cell_labels(board: np.ndarray, palette: list[Rgb], n: int) -> list[list[np.ndarray | None]]:
-    """Nearest-palette label of every pixel per cell, cut at ``round(i * side / n)``; ``None`` = empty cell."""
-    height, width = board.shape[:2]
-    labels = nearest_palette_index(board, palette) if board.size else None
-    rows = [int(round(i * (height / n))) for i in range(n + 1)]
-    cols = [int(round(j * (width / n))) for j in range(n + 1)]
-    return [
-        [
-            None if labels is None or rows[i + 1] <= rows[i] or cols[j + 1] <= cols[j]
-            else labels[rows[i] : rows[i + 1], cols[j] : cols[j + 1]]
-            for j in range(n)
-        ]
-        for i in range(n)
-    ]  # fmt: skip
+def released_board(image: Image.Image, reader: BoardReader, min_fraction: float, swap_clamp: bool) -> np.ndarray:
+    """Nearest-label index (H', W', uint8) of every pixel of the released crop of ``image``."""
+    codes = released_codes(image, reader)
+    top, left, bottom, right = released_crop_box((codes & 1) == 1, min_fraction, swap_clamp)
+    return codes[top:bottom, left:right] >> 1
 
 
-def _fractions(tile: np.ndarray, k: int) -> np.ndarray:
-    """Share of each label in a cell, as float32 like the released code (thresholds compare after the cast)."""
-    return np.array([(tile == label).mean() for label in range(k)], dtype=np.float32)
+def cell_edges(length: int, n: int) -> np.ndarray:
+    """The released cell edges ``round(i * length / n)``, i = 0..n (Python's round: half to even)."""
+    return np.array([int(round(i * (length / n))) for i in range(n + 1)])
+
+
+def cell_shares(labels: np.ndarray, k: int, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Per-cell label shares (n, n, k) as float32, the released ``(tile == label).mean()`` cast to float32,
+    and which cells hold pixels (n, n); an empty cell's shares are 0."""
+    height, width = labels.shape
+    rows, cols = cell_edges(height, n), cell_edges(width, n)
+    sizes = np.diff(rows)[:, None] * np.diff(cols)[None, :] if labels.size else np.zeros((n, n), dtype=int)
+    row_cell = np.searchsorted(rows, np.arange(height), side="right") - 1
+    col_cell = np.searchsorted(cols, np.arange(width), side="right") - 1
+    dtype = np.min_scalar_type(n * n * k)  # uint8 for both puzzles: the per-pixel bins stay narrow
+    bins = (row_cell * (n * k)).astype(dtype)[:, None] + (col_cell * k).astype(dtype) + labels
+    counts = np.bincount(bins.ravel(), minlength=n * n * k).reshape(n, n, k)
+    present = sizes > 0
+    shares = np.zeros((n, n, k), dtype=np.float32)
+    shares[present] = (counts[present] / sizes[present][:, None]).astype(np.float32)
+    return shares, present
 
 
 @dataclass(frozen=True)
@@ -110,31 +129,23 @@ class ReleasedMaze:
     goal: tuple[int, int] | None
 
 
-def released_maze_box(pixels: np.ndarray) -> tuple[int, int, int, int]:
+def released_maze_box(image: Image.Image) -> tuple[int, int, int, int]:
     """(top, left, bottom, right) of the released maze crop, its swapped height/width clamp included."""
-    return released_crop_box(
-        pixels,
-        nearest_palette_distance(pixels, [maze.WALL, maze.START, maze.GOAL, maze.PATH]),
-        nearest_palette_distance(pixels, [maze.WHITE, maze.FLOOR]),
-        0.003,
-        swap_clamp=True,
-    )
+    return released_crop_box((released_codes(image, MAZE_READER) & 1) == 1, 0.003, swap_clamp=True)
 
 
 def released_maze_parse(image: Image.Image) -> ReleasedMaze:
     """The released maze parser (tolerance 0.75, start 0.25x, goal 0.75x, fallbacks 0.08 / 0.25)."""
-    pixels = image_to_array(image)
-    top, left, bottom, right = released_maze_box(pixels)
-    cells = _cell_labels(pixels[top:bottom, left:right], [maze.FLOOR, maze.WALL, maze.START, maze.GOAL], MAZE_SIZE)
+    labels = released_board(image, MAZE_READER, 0.003, swap_clamp=True)
+    fractions, present = cell_shares(labels, 4, MAZE_SIZE)
     tol = MAZE_TOLERANCE
     grid = [[UNKNOWN] * MAZE_SIZE for _ in range(MAZE_SIZE)]
-    fractions = np.zeros((MAZE_SIZE, MAZE_SIZE, 4), dtype=np.float32)
     start = goal = None
     for r in range(MAZE_SIZE):
         for c in range(MAZE_SIZE):
-            if cells[r][c] is None:
+            if not present[r, c]:
                 continue
-            floor, wall, start_share, goal_share = fractions[r, c] = _fractions(cells[r][c], 4)
+            floor, wall, start_share, goal_share = fractions[r, c]
             is_start, is_goal = start_share >= tol * 0.25, goal_share >= tol * 0.75
             if is_start:
                 start = (r, c)
@@ -161,19 +172,14 @@ def released_maze_parse(image: Image.Image) -> ReleasedMaze:
 
 def released_sliding_grid(image: Image.Image) -> Grid:
     """The released sliding parser: labels ``"1"``..``"9"`` (Set1 order), ``"?"`` under 80 % majority."""
-    pixels = image_to_array(image)
-    white_distance = np.linalg.norm(pixels - np.ones(3), axis=-1)  # float64, as the released code
-    top, left, bottom, right = released_crop_box(
-        pixels, nearest_palette_distance(pixels, sliding.PALETTE), white_distance, 0.002, swap_clamp=False
-    )
-    cells = _cell_labels(pixels[top:bottom, left:right], sliding.PALETTE, SLIDING_SIZE)
+    labels = released_board(image, SLIDING_READER, 0.002, swap_clamp=False)
+    shares, present = cell_shares(labels, len(sliding.PALETTE), SLIDING_SIZE)
     grid = []
-    for row in cells:
+    for r in range(SLIDING_SIZE):
         tokens = []
-        for tile in row:
-            shares = None if tile is None else _fractions(tile, len(sliding.PALETTE))
-            best = None if shares is None else int(shares.argmax())
-            tokens.append(UNKNOWN if best is None or float(shares[best]) < SLIDING_TOLERANCE else str(best + 1))
+        for c in range(SLIDING_SIZE):
+            best = int(shares[r, c].argmax()) if present[r, c] else None
+            tokens.append(UNKNOWN if best is None or float(shares[r, c, best]) < SLIDING_TOLERANCE else str(best + 1))
         grid.append(tuple(tokens))
     return tuple(grid)
 
