@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import COST_MARKERS
 
 CONFTEST = Path(__file__).with_name("conftest.py")
 
@@ -55,6 +56,14 @@ def test_unmarked_child():
 def test_unmarked_non_python_child():
     subprocess.run(["true"], check=True)
 """
+
+
+def test_markers_are_strict_and_the_tiers_are_declared(pytestconfig):
+    """pyproject.toml's ``addopts`` carry ``--strict-markers``: a misspelt cost marker (``@pytest.mark.haevy``) is a
+    collection error, not a test silently left in the fast tier."""
+    assert pytestconfig.option.strict_markers
+    declared = {line.split(":")[0].strip() for line in pytestconfig.getini("markers")}
+    assert {*COST_MARKERS, "fast"} <= declared
 
 
 @pytest.mark.subprocess

@@ -26,7 +26,7 @@ from lmms_eval_unify.judges import (
     judge_summary,
     reset_judge_state,
 )
-from lmms_eval_unify.testing.openai_server import ChatRequest, Fault, OpenAICompatServer
+from lmms_eval_unify.testing.openai_server import ChatRequest, Fault, OpenAICompatServer, ServedReply
 
 API_KEY = "sk-test-9f2c1e77-DO-NOT-LEAK"  # must equal the key of the ``server`` fixture (conftest.py)
 FAST_RETRIES = {"backoff_base_s": 0.01, "backoff_max_s": 0.05, "max_retries": 4, "timeout_s": 5.0}
@@ -118,7 +118,8 @@ def test_two_turn_uses_follow_up_and_second_reply(judge_env: Path, server: OpenA
 
 
 def test_retries_then_success(judge_env: Path, server: OpenAICompatServer) -> None:
-    server.inject([Fault.http(429), Fault.http(500), Fault.http(503), Fault.stall(1.5), Fault.garbage_body()])
+    # the stall outlasts the 0.5 s timeout by 30 s (its daemon thread sleeps on after the test)
+    server.inject([Fault.http(429), Fault.http(500), Fault.http(503), Fault.stall(30), Fault.garbage_body()])
     config = {**FAST_RETRIES, "max_retries": 5, "timeout_s": 0.5}
     result = judge(TEXT_TEMPLATE, variables=text_item(VERDICT_1), config=config | {"two_turn": False})
     assert result.status == OK and result.fields["score"] == 1
@@ -190,11 +191,20 @@ def test_unparseable_reply_is_recorded_as_invalid(judge_env: Path, server: OpenA
 
 
 def test_concurrency_limit_is_respected(judge_env: Path, server: OpenAICompatServer) -> None:
-    server.delay_s = 0.15
+    """The server holds each request until two are in flight (a barrier, so the test needs no timing): eight
+    judgements with ``max_concurrency=2`` go two at a time, never more."""
+    barrier, policy = threading.Barrier(2, timeout=60), server.policy
+
+    def held(request: ChatRequest) -> str | ServedReply:
+        barrier.wait()
+        return policy(request)
+
+    server.policy = held
     batch = [JudgeRequest(TEXT_TEMPLATE, text_item(VERDICT_1, question=f"q{i}")) for i in range(8)]
-    results = judge_many(batch, config=FAST_RETRIES | {"max_concurrency": 2, "two_turn": False}, progress=False)
-    assert all(r.valid for r in results)
-    assert server.max_in_flight == 2
+    config = FAST_RETRIES | {"max_concurrency": 2, "two_turn": False, "timeout_s": 120.0}
+    results = judge_many(batch, config=config, progress=False)
+    assert all(r.valid for r in results) and not barrier.broken
+    assert server.max_in_flight == 2 and server.request_count == 8
 
 
 def test_threads_share_one_limit_and_deduplicate(judge_env: Path, server: OpenAICompatServer) -> None:

@@ -6,8 +6,8 @@ import json
 import os
 import random
 import struct
-import time
 import zlib
+from collections.abc import Callable, Sequence
 
 import pytest
 from PIL import Image, ImageFile
@@ -46,6 +46,23 @@ def _record(body: str) -> str:
     return '{"schema": "' + SCHEMA + '", ' + body + "}"
 
 
+def for_each_seed(seeds: Sequence[int], check: Callable[[int], None]) -> None:
+    """Run ``check(seed)`` for every seed (one test, not one test id per seed); a failure lists the failing seeds
+    and re-raises the first one's error under its seed (rerun that seed alone: ``check(seed)``)."""
+    failures: dict[int, Exception] = {}
+    for seed in seeds:
+        try:
+            check(seed)
+        except Exception as exc:  # every failure of a seed is reported with that seed
+            failures[seed] = exc
+    if failures:
+        seed, error = next(iter(failures.items()))
+        listed = ", ".join(map(str, list(failures)[:20])) + (" ..." if len(failures) > 20 else "")
+        raise AssertionError(
+            f"{len(failures)} of {len(seeds)} seeds fail ({listed}); seed {seed}: {type(error).__name__}: {error}"
+        ) from error
+
+
 def _random_json(rng: random.Random, depth: int = 0) -> object:
     kind = rng.randrange(7 if depth < 4 else 4)
     if kind == 0:
@@ -70,14 +87,16 @@ def test_every_field_of_every_wrong_type_is_a_failure_or_well_typed(field, value
         _assert_well_typed(parsed)
 
 
-@pytest.mark.parametrize("seed", range(300))
-def test_random_json_records_never_raise(seed):
-    rng = random.Random(seed)
-    data = _random_json(rng)
-    if isinstance(data, dict) and rng.random() < 0.7:
-        data["schema"] = SCHEMA
-    parsed = parse_output(json.dumps(data))
-    _assert_well_typed(parsed)
+def test_random_json_records_never_raise():
+    def check(seed: int) -> None:
+        rng = random.Random(seed)
+        data = _random_json(rng)
+        if isinstance(data, dict) and rng.random() < 0.7:
+            data["schema"] = SCHEMA
+        parsed = parse_output(json.dumps(data))
+        _assert_well_typed(parsed)
+
+    for_each_seed(range(300), check)
 
 
 @pytest.mark.parametrize(
@@ -103,16 +122,18 @@ def test_pathological_json_never_raises(raw):
     _assert_well_typed(parsed)
 
 
-@pytest.mark.parametrize("seed", range(50))
-def test_text_with_lone_surrogates_round_trips_as_utf8(seed):
-    rng = random.Random(seed)
-    text = "".join(chr(rng.choice([rng.randrange(0xD800, 0xE000), rng.randrange(32, 0x2FFF)])) for _ in range(20))
-    encoded = UnifiedOutput("direct", text=text, steps=[Step(text=text)], images=[text]).to_json()
-    encoded.encode("utf-8")
-    parsed = parse_output(encoded)
-    assert parsed.failure is None
-    assert parsed.text == clean_text(text) and parsed.record.steps[0].text == clean_text(text)
-    assert parsed.text.replace("\ufffd", "") == "".join(c for c in text if not 0xD800 <= ord(c) < 0xE000)
+def test_text_with_lone_surrogates_round_trips_as_utf8():
+    def check(seed: int) -> None:
+        rng = random.Random(seed)
+        text = "".join(chr(rng.choice([rng.randrange(0xD800, 0xE000), rng.randrange(32, 0x2FFF)])) for _ in range(20))
+        encoded = UnifiedOutput("direct", text=text, steps=[Step(text=text)], images=[text]).to_json()
+        encoded.encode("utf-8")
+        parsed = parse_output(encoded)
+        assert parsed.failure is None
+        assert parsed.text == clean_text(text) and parsed.record.steps[0].text == clean_text(text)
+        assert parsed.text.replace("\ufffd", "") == "".join(c for c in text if not 0xD800 <= ord(c) < 0xE000)
+
+    for_each_seed(range(50), check)
 
 
 # ---------------------------------------------------------------------------------------------- images
@@ -153,29 +174,49 @@ def test_a_valid_png_loads(media):
 
 
 @pytest.mark.parametrize("tolerant", [False, True], ids=["strict", "lmms_eval_truncation_tolerance"])
-@pytest.mark.parametrize("seed", range(40))
-def test_truncated_and_bit_flipped_pngs_are_corrupt(media, monkeypatch, seed, tolerant):
+def test_truncated_and_bit_flipped_pngs_are_corrupt(media, monkeypatch, tolerant):
     monkeypatch.setattr(ImageFile, "LOAD_TRUNCATED_IMAGES", tolerant)
-    rng = random.Random(seed)
-    png = bytearray(_png_bytes(seed=seed))
-    (media / "x.png").write_bytes(png[: rng.randrange(8, len(png) - 1)])
-    assert _reason(media) == "corrupt_image"
-    offset = rng.randrange(len(png))
-    png[offset] ^= 1 << rng.randrange(8)
-    (media / "x.png").write_bytes(png)
-    assert _reason(media) == "corrupt_image", offset
+
+    def check(seed: int) -> None:
+        rng = random.Random(seed)
+        png = bytearray(_png_bytes(seed=seed))
+        cut = rng.randrange(8, len(png) - 1)
+        (media / "x.png").write_bytes(png[:cut])
+        assert _reason(media) == "corrupt_image", f"truncated to {cut} of {len(png)} bytes"
+        offset = rng.randrange(len(png))
+        png[offset] ^= 1 << rng.randrange(8)
+        (media / "x.png").write_bytes(png)
+        assert _reason(media) == "corrupt_image", f"bit flipped at byte {offset}"
+
+    for_each_seed(range(40), check)
 
 
 @pytest.mark.parametrize(
     "width, height", [(7000, 7000), (10_000, 10_000), (100_000, 100_000), (2**31 - 1, 1), (1, 2**31 - 1)]
 )
-def test_oversized_and_bomb_images_are_refused_before_decoding(media, width, height):
-    """Over our pixel limit, PIL's DecompressionBombWarning band and its DecompressionBombError limit."""
+def test_oversized_and_bomb_images_are_refused_before_decoding(media, monkeypatch, width, height):
+    """Over our pixel limit, PIL's DecompressionBombWarning band and its DecompressionBombError limit: refused
+    from the header, before any pixel is decoded (no ``ImageFile.load``, no decoder made; counted, not timed)."""
     (media / "x.png").write_bytes(_with_ihdr_size(_png_bytes(), width, height))
-    start = time.monotonic()
+    valid = _png_bytes()  # made before the counting starts (``Image.frombytes`` uses a decoder too)
+    decodes: list[str] = []
+    load, getdecoder = ImageFile.ImageFile.load, Image._getdecoder
+
+    def counted_load(image):
+        decodes.append("load")
+        return load(image)
+
+    def counted_getdecoder(*args, **kwargs):
+        decodes.append("decoder")
+        return getdecoder(*args, **kwargs)
+
+    monkeypatch.setattr(ImageFile.ImageFile, "load", counted_load)
+    monkeypatch.setattr(Image, "_getdecoder", counted_getdecoder)
     result = load_media(str(media), ["x.png"])
     assert result.reason == "corrupt_image" and ("too large" in result.detail or "bomb" in result.detail)
-    assert time.monotonic() - start < 1
+    assert decodes == []
+    (media / "x.png").write_bytes(valid)  # the counters do see a decode
+    assert isinstance(load_media(str(media), ["x.png"]), list) and "load" in decodes and "decoder" in decodes
 
 
 def test_paths_that_are_not_regular_files_are_corrupt_and_never_block(media):

@@ -37,7 +37,8 @@ def test_policy_answers_from_request_content() -> None:
 
 def test_faults_are_consumed_in_order() -> None:
     with OpenAICompatServer(fixed_reply("fine")) as server:
-        server.inject([Fault.http(429, retry_after=3), Fault.http(500), Fault.garbage_body(), Fault.stall(0.3)])
+        # the stall outlasts the 0.1 s client timeout by 30 s (its daemon thread sleeps on after the test)
+        server.inject([Fault.http(429, retry_after=3), Fault.http(500), Fault.garbage_body(), Fault.stall(30)])
         first = chat(server.base_url, "a")
         assert first.status_code == 429 and first.headers["retry-after"] == "3"
         assert chat(server.base_url, "b").status_code == 500
@@ -69,19 +70,48 @@ def test_extra_routes_and_unknown_paths() -> None:
 
 
 def test_in_flight_maximum_is_tracked() -> None:
-    with OpenAICompatServer(fixed_reply("ok"), delay_s=0.2) as server:
-        threads = [threading.Thread(target=chat, args=(server.base_url, str(i))) for i in range(3)]
+    """One request alone is 1 in flight; three held by a barrier until all three are in (no timing) are 3."""
+    barrier = threading.Barrier(3, timeout=60)
+
+    def policy(request: ChatRequest) -> str:
+        if request.text.startswith("together"):
+            barrier.wait()
+        return "ok"
+
+    with OpenAICompatServer(policy) as server:
+        assert content(chat(server.base_url, "alone")) == "ok" and server.max_in_flight == 1
+        replies: list[str] = []
+
+        def together(i: int) -> None:
+            body = {"messages": [{"role": "user", "content": f"together {i}"}]}
+            replies.append(content(httpx.post(f"{server.base_url}/chat/completions", json=body, timeout=120)))
+
+        threads = [threading.Thread(target=together, args=(i,)) for i in range(3)]
         for thread in threads:
             thread.start()
         for thread in threads:
-            thread.join(timeout=10)
+            thread.join(timeout=180)
+        assert replies == ["ok"] * 3 and not barrier.broken
         assert server.max_in_flight == 3
 
 
 def test_server_stops_itself() -> None:
-    server = OpenAICompatServer(fixed_reply("ok"), max_lifetime_s=0.2).start()
-    base_url = server.base_url
+    """Serving at once, and after ``max_lifetime_s`` stopped by its own timer: connections are refused. The first
+    request has the whole 2 s lifetime to be answered; the stop is waited for (an event), not slept for."""
+    lifetime_s = 2.0
+    stopped = threading.Event()
+    server = OpenAICompatServer(fixed_reply("ok"), max_lifetime_s=lifetime_s)
+    stop = server.stop
+
+    def stop_and_say_so() -> None:
+        stop()
+        stopped.set()
+
+    server.stop = stop_and_say_so  # what start() arms its lifetime timer with
+    started = time.monotonic()
+    base_url = server.start().base_url
     assert chat(base_url, "x").status_code == 200
-    time.sleep(0.5)
+    assert stopped.wait(60), "the server did not stop itself"
+    assert time.monotonic() - started >= lifetime_s and not server.running
     with pytest.raises(httpx.ConnectError):
         chat(base_url, "x")
