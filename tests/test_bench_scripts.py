@@ -140,11 +140,73 @@ def test_gap_score_bench_times_both_variants_scales_and_checks_alone_equals_batc
     assert "bitwise equal for 6/6" in stdout
 
 
+FIDELITY_QUICK = ("--tables", "3", "--draws", "1", "--table2-draws", "-1", "--json")
+"""A quick run of bench/gap_score_fidelity.py: 3 random tables, one noise draw, no Table 2."""
+STAND_IN_EVALUATE = """
+def evaluate_model(rows, model_name, total_count, map_steps, map_lr, seed, device):
+    assert (len(rows), total_count, map_steps, map_lr, seed, str(device)) == (4, 1000.0, 2000, 5e-2, 42, "cpu")
+    gaps = [round(p10 + p01, 6) for _, p10, p01, _ in rows]  # a stand-in (discordance), not the authors' fit
+    return {"gaps": gaps, "gap_mean": round(sum(gaps) / 4, 6)}
+"""
+"""A stand-in for the authors' evaluate.py (not in this repo): its ``evaluate_model`` call, another formula."""
+
+
+@pytest.mark.heavy
+@pytest.mark.subprocess
+def test_gap_score_fidelity_bench_gives_distributions_and_says_what_it_did_not_measure(tmp_path):
+    stdout = run_bench("gap_score_fidelity.py", tmp_path, *FIDELITY_QUICK)
+    found = json.loads(stdout.splitlines()[-1])["random"]
+    assert found["models"] == 3 and found["converged"] == {"official": 0, "stable": 3}
+    for quantity in ("official_vs_stable", "noise_official", "noise_stable"):
+        assert found[quantity]["cells"] == 12 and set(found[quantity]) >= {"median", "p90", "max", "over_1", "over_10"}
+    assert found["noise_stable"]["max"] < 0.5 and "official_vs_authors" not in found and "noise_authors" not in found
+    assert re.search(r"^\| random \| \|official − stable\| \| 12 \| [\d.]+ \| [\d.]+ \| [\d.]+ \|", stdout, re.M)
+    assert "authors' evaluate.py not given: |official − authors|" in stdout and "not measured" in stdout
+
+
+@pytest.mark.heavy
+@pytest.mark.subprocess
+def test_gap_score_fidelity_bench_runs_the_authors_script_from_its_folder(tmp_path):
+    (tmp_path / "authors").mkdir()
+    (tmp_path / "authors" / "evaluate.py").write_text(STAND_IN_EVALUATE)
+    bench = [
+        sys.executable,
+        str(BENCH / "gap_score_fidelity.py"),
+        *FIDELITY_QUICK,
+        "--released",
+        str(tmp_path / "authors"),
+    ]
+    done = subprocess.run(bench, env=offline_env(tmp_path), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    found = json.loads(done.stdout.splitlines()[-1])["random"]
+    for quantity in ("official_vs_authors", "stable_vs_authors", "noise_authors"):
+        assert found[quantity]["cells"] == 12
+    assert found["noise_authors"]["max"] < 1e-3  # the stand-in is smooth: 1e-6 noise moves it by ~1e-4 points
+    assert found["official_vs_authors"]["max"] > 0 and "not measured" not in done.stdout
+
+
 @pytest.mark.subprocess
 def test_metrics_bench_times_every_metric_on_tiny_backbones(tmp_path):
     stdout = run_bench("metrics_bench.py", tmp_path, "--samples", "4", "--size", "64", "--repeats", "1",
                        "--threads", "1")  # fmt: skip
     assert "img/s" in stdout or "samples/s" in stdout
+
+
+@pytest.mark.subprocess
+def test_puzzle_scorer_cost_bench_times_both_scorers_and_checks_official_per_sample(tmp_path):
+    """Quick mode: 2 samples, 1 round per puzzle; the official per-sample results equal the per-pixel ones."""
+    stdout = run_bench("puzzle_scorer_cost.py", tmp_path, "--quick")
+    for puzzle in ("maze", "sliding"):
+        line = re.search(rf"^{puzzle}: CPU ms per sample .*$", stdout, re.MULTILINE)
+        assert line and "official / corrected" in line[0] and line[0].endswith("official = per-pixel for 2/2 samples")
+
+
+@pytest.mark.subprocess
+def test_torchmetrics_cost_bench_times_clipscore_and_fid_on_the_same_weights(tmp_path):
+    """Quick mode: 4 pairs of 64-px images, 1 round; the script itself asserts that both sides' values agree."""
+    stdout = run_bench("torchmetrics_cost.py", tmp_path, "--quick")
+    for metric in ("CLIPScore", "FID (set)"):
+        assert re.search(rf"^{re.escape(metric)}: CPU ms per run .* ours / torchmetrics \d+\.\d+x", stdout, re.M)
 
 
 def leaderboard_bench_numbers(tmp_path: Path, *arguments: str) -> dict:

@@ -12,8 +12,10 @@ model's row of the benchmark's first board (its paper table) into the results:
   ``paper (<qualifier>)``; a benchmark scored under other flags than its defaults adds them, ``paper --flag
   value`` (a run scored under several flag lists: the later ones add only the values that differ from the
   first's). ``"n,paper"`` is the number of samples of the benchmark's tasks in the run, which the leaderboard
-  reads, ``"invalid,paper"`` how many of them could not be scored, and ``"caveats,paper"`` (only when the run
-  asked part of a task's dataset, ``--limit``/``--offset``) says which, as the leaderboard's ``‡`` does.
+  reads, ``"invalid,paper"`` how many of them could not be scored, and ``"caveats,paper"`` (only when there are
+  any) says which scores are not comparable, as the leaderboard's ``‡`` does: the tasks the run asked only part
+  of (``--limit``/``--offset``), and the values the paper table itself marks (e.g. a score from a fit that
+  did not converge), each as ``<value keys>: <reason>``.
 * the row: the run's group that holds all of the benchmark's tasks run (and nothing else), when the run has
   exactly one such top-level group; else a row named after the benchmark, listed in ``group_subtasks`` with
   the tasks it rolls up. The row is also put in ``results["groups"]``, so lmms-eval prints it in its groups
@@ -28,14 +30,14 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Collection, Iterator, Mapping
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from loguru import logger
 
 from lmms_eval_unify.benchmarks import BENCHMARKS, part
-from lmms_eval_unify.reports.boards import Finish, Options
+from lmms_eval_unify.reports.boards import Board, Finish, Options, Row
 from lmms_eval_unify.reports.comparability import task_caveats
 from lmms_eval_unify.reports.leaderboard import display_labels, leaderboard_of, relabel
 from lmms_eval_unify.reports.render import cell_record
@@ -56,8 +58,8 @@ N_KEY = "n"
 INVALID_KEY = "invalid"
 """The metric name of the number of those samples that could not be scored (``"invalid,paper"``)."""
 CAVEATS_KEY = "caveats"
-"""The metric name of why the paper scores are not those of the full datasets (``"caveats,paper"``; absent when
-they are)."""
+"""The metric name of why some paper scores are not comparable (``"caveats,paper"``: a subset of a dataset, a fit
+that did not converge; absent when none)."""
 UNLOGGED_KEYS = ("doc", "arguments")
 """Keys of an in-memory sample that lmms-eval drops when it writes the samples JSONL."""
 
@@ -168,19 +170,24 @@ def add_paper_scores(results: dict, model_name: str | None = None) -> list[str]:
     written = []
     for target, finishes in started:
         try:
-            values = paper_values([(flags, model_rows(finish, shown[label])) for flags, finish in finishes])
+            tables = [(flags, model_board_rows(finish, shown[label])) for flags, finish in finishes]
+            values = paper_values([(flags, row_values(board, rows)) for flags, (board, rows) in tables])
+            marked = [line for _, (_, rows) in tables for line in value_caveats(rows.values())]
             if values:
-                put_row(results, target, {**values, **sample_counts(model, target.tasks)})
+                put_row(results, target, {**values, **sample_counts(model, target.tasks, marked)})
                 written.append(target.row)
         except Exception as exc:  # noqa: BLE001
             _warn(target, exc)
     return written
 
 
-def sample_counts(model: ModelResults, tasks: Collection[str]) -> dict[str, int | str]:
+def sample_counts(
+    model: ModelResults, tasks: Collection[str], value_caveats: Sequence[str] = ()
+) -> dict[str, int | str]:
     """The honesty marks of a benchmark's paper scores in the run: ``n`` (samples read), ``invalid`` (those
-    that could not be scored) and, when the run's items are not the full datasets (``--limit``/``--offset``),
-    ``caveats`` saying so, as the leaderboard's ``‡`` notes do."""
+    that could not be scored) and ``caveats``, as the leaderboard's ``‡`` notes do: when the run's items are not
+    the full datasets (``--limit``/``--offset``), and the `value_caveats` of the paper table's values
+    (:func:`value_caveats`)."""
     failures = [reason for t in tasks for reason in model.failures(t) or [] if reason and reason != UNSUPPORTED]
     counts: dict[str, int | str] = {
         f"{N_KEY},{PAPER_FILTER}": sum(len(model.samples[t]) for t in tasks),
@@ -188,6 +195,7 @@ def sample_counts(model: ModelResults, tasks: Collection[str]) -> dict[str, int 
     }
     caveats = [reason for (_, task), reasons in task_caveats({model.model: model}).items() if task in tasks
                for reason in reasons]  # fmt: skip
+    caveats += [line for line in dict.fromkeys(value_caveats) if line not in caveats]
     if caveats:
         counts[f"{CAVEATS_KEY},{PAPER_FILTER}"] = "; ".join(caveats)
     return counts
@@ -203,20 +211,43 @@ def _warn(target: Target, exc: Exception) -> None:
     )
 
 
-def model_rows(finish: Finish, shown: str) -> dict[str, dict[str, float | None]]:
-    """``{qualifier: {value key: value}}`` of the model's rows in the first board of a started section; the
-    qualifier is what the row label adds to the model's name ('' for none)."""
+def model_board_rows(finish: Finish, shown: str) -> tuple[Board | None, dict[str, Row]]:
+    """The first board of a started section (None if it has none) and ``{qualifier: row}`` of the model's rows
+    in it; the qualifier is what the row label adds to the model's name ('' for none)."""
     boards, _ = finish()
     if not boards:
-        return {}
-    board = boards[0]
-    return {
-        row.label[len(shown) :].strip().strip("()"): {
-            key: cell_record(board, row, key)["value"] for key in board.value_keys()
-        }
-        for row in board.rows
+        return None, {}
+    rows = {
+        row.label[len(shown) :].strip().strip("()"): row
+        for row in boards[0].rows
         if row.label == shown or row.label.startswith(f"{shown} ")
     }
+    return boards[0], rows
+
+
+def row_values(board: Board | None, rows: Mapping[str, Row]) -> dict[str, dict[str, float | None]]:
+    """``{qualifier: {value key: value}}`` of :func:`model_board_rows`, each value as the leaderboard's CSV has it."""
+    if board is None:
+        return {}
+    return {q: {key: cell_record(board, row, key)["value"] for key in board.value_keys()} for q, row in rows.items()}
+
+
+def value_caveats(rows: Iterable[Row]) -> list[str]:
+    """The caveats the paper table gave its own values (``Row.caveats``, e.g. a Gap fit that did not converge),
+    one line per reason: ``<value keys>: <reason>``."""
+    lines = []
+    for row in rows:
+        keys_by_reason: dict[str, list[str]] = {}
+        for key, reasons in row.caveats.items():
+            for reason in reasons:
+                keys_by_reason.setdefault(reason, []).append(key)
+        lines += [f"{', '.join(keys)}: {reason}" for reason, keys in keys_by_reason.items()]
+    return lines
+
+
+def model_rows(finish: Finish, shown: str) -> dict[str, dict[str, float | None]]:
+    """``{qualifier: {value key: value}}`` of the model's rows in the first board of a started section."""
+    return row_values(*model_board_rows(finish, shown))
 
 
 def paper_values(scored: list[tuple[str, dict[str, dict[str, float | None]]]]) -> dict[str, float | None]:

@@ -11,8 +11,8 @@ configuration knows what its samples rest on (``results_io.TaskRun``). A task ru
 
 "Most rows" is the value shared by more of the rows that ran the task than any other; when no value is, every
 row that differs from another is marked. A cell carries the caveats of every task run it reads
-(:func:`mark_boards`); tables print them as ``‡`` with a footnote, ``--strict`` refuses them
-(:func:`strict_errors`).
+(:func:`mark_boards`) and those its benchmark's board gave it (e.g. a score whose fit did not
+converge); tables print them as ``‡`` with a footnote, ``--strict`` refuses them (:func:`strict_errors`).
 """
 
 from __future__ import annotations
@@ -90,13 +90,15 @@ def task_caveats(models: Mapping[str, ModelResults]) -> Caveats:
 
 
 def mark_boards(boards: Iterable[Board], caveats: Caveats) -> None:
-    """Give every cell the caveats of the task runs its samples come from (``Row.caveats``)."""
+    """Give every cell the caveats of the task runs its samples come from (``Row.caveats``), after those its
+    board already gave it (a value's own caveat, such as a fit that did not converge)."""
     for board in boards:
         for row in board.rows:
             for key, cell in row.cells.items():
-                reasons = sorted({r for source in cell.sources for r in caveats.get(source, ())})
+                own = row.caveats.get(key, ())
+                reasons = sorted({r for source in cell.sources for r in caveats.get(source, ())} - set(own))
                 if reasons:
-                    row.caveats[key] = tuple(reasons)
+                    row.caveats[key] = (*own, *reasons)
 
 
 def strict_errors(boards: Sequence[Board]) -> list[str]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import io
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 
 import matplotlib
 import numpy as np
@@ -268,11 +268,23 @@ def spearman_matrix(vectors: np.ndarray) -> np.ndarray:
     return out
 
 
+FLAG_COLOUR = COLOURS[3]
+"""The ring around a flagged scatter point (a value with a caveat, e.g. an unconverged fit)."""
+FLAG_MARK = "‡"
+"""Added to a flagged point's label, as tables mark a value with a caveat."""
+
+
 def scatter_figure(
-    points: Mapping[str, tuple[float | None, float | None]], xlabel: str, ylabel: str, title: str
+    points: Mapping[str, tuple[float | None, float | None]],
+    xlabel: str,
+    ylabel: str,
+    title: str,
+    flagged: Collection[str] = (),
+    flag_label: str = "flagged",
 ) -> MplFigure | None:
     """One point per model, labelled while there are at most MAX_POINT_LABELS; models with a missing coordinate
-    are left out (None if none is left), unrendered."""
+    are left out (None if none is left), unrendered. `flagged` models get a ring (a second collection, over the
+    first, which holds every point), '‡' after their label and a legend entry `flag_label`."""
     kept = {m: p for m, p in points.items() if p[0] is not None and p[1] is not None}
     if not kept:
         return None
@@ -280,9 +292,15 @@ def scatter_figure(
     ax = fig.subplots()
     xy = np.array(list(kept.values()), dtype=float)
     ax.scatter(xy[:, 0], xy[:, 1], s=14, color=COLOURS[0])
+    rings = np.array([p for m, p in kept.items() if m in flagged], dtype=float).reshape(-1, 2)
+    if len(rings):
+        ax.scatter(rings[:, 0], rings[:, 1], s=70, facecolors="none", edgecolors=FLAG_COLOUR, linewidths=1.2)
+        ring = Line2D([], [], ls="", marker="o", markersize=8, markerfacecolor="none", color=FLAG_COLOUR)
+        fig.legend([ring], [f"{flag_label}: {len(rings)} of {len(kept)}"], loc="outside lower center", fontsize=7)
     if len(kept) <= MAX_POINT_LABELS:
         for label, (x, y) in kept.items():
-            ax.annotate(tick_label(label), (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points")
+            text = tick_label(label) + (FLAG_MARK if label in flagged else "")
+            ax.annotate(text, (x, y), fontsize=7, xytext=(3, 3), textcoords="offset points")
     else:
         title += f" ({len(kept)} models, unlabelled: see the table)"
     if len(kept) < len(points):
@@ -294,8 +312,13 @@ def scatter_figure(
 
 
 def scatter(
-    points: Mapping[str, tuple[float | None, float | None]], xlabel: str, ylabel: str, title: str
+    points: Mapping[str, tuple[float | None, float | None]],
+    xlabel: str,
+    ylabel: str,
+    title: str,
+    flagged: Collection[str] = (),
+    flag_label: str = "flagged",
 ) -> Rendered | None:
     """:func:`scatter_figure`, rendered."""
-    fig = scatter_figure(points, xlabel, ylabel, title)
+    fig = scatter_figure(points, xlabel, ylabel, title, flagged, flag_label)
     return None if fig is None else render(fig)

@@ -14,12 +14,14 @@ from cli_runs import BIN, offline_env
 from leaderboard_runs import gapeval_tasks, read_csv, run
 
 from lmms_eval_unify.benchmarks import part
+from lmms_eval_unify.benchmarks.gapeval.spec import CATEGORIES as GAPEVAL_CATEGORIES
 from lmms_eval_unify.benchmarks.uni_mmmu.jigsaw import METRICS_ENV
 from lmms_eval_unify.benchmarks.uni_mmmu.offline.data import generate
 from lmms_eval_unify.benchmarks.unig2u import paper as ug
 from lmms_eval_unify.integration import preflight, run_context, run_hooks, run_status
-from lmms_eval_unify.integration.paper_scores import add_paper_scores, logged_row
+from lmms_eval_unify.integration.paper_scores import add_paper_scores, logged_row, value_caveats
 from lmms_eval_unify.metrics.tiny import TINY_DREAMSIM_TYPE, write_tiny_dreamsim_checkpoint
+from lmms_eval_unify.reports.boards import Row
 from lmms_eval_unify.reports.render import MISSING, SAMPLE_COLUMNS
 from lmms_eval_unify.testing.synthetic import write_run
 
@@ -79,8 +81,8 @@ def leaderboard_csvs(tmp_path: Path, tasks: dict[str, list[dict]], *flags: str) 
 
 
 def values_of(csv_row: dict[str, str]) -> dict[str, str]:
-    """The value columns of a leaderboard CSV row (no model, interval or sample-count columns)."""
-    extra = (*SAMPLE_COLUMNS, "ci_low", "ci_high")
+    """The value columns of a leaderboard CSV row (no model, interval, sample-count or caveat columns)."""
+    extra = (*SAMPLE_COLUMNS, "ci_low", "ci_high", "caveats")
     return {c: t for c, t in csv_row.items() if c != "model" and c.rpartition(" ")[2] not in extra}
 
 
@@ -184,6 +186,26 @@ def test_the_gap_scores_are_the_leaderboards(tmp_path):
     row = results["results"]["gapeval"]
     assert_row_matches(row, read_csv(leaderboard_csvs(tmp_path, tasks) / "gapeval_table2.csv")[MODEL], "paper")
     assert any(k.endswith(" Gap,paper") and v is not None for k, v in row.items())
+
+
+@pytest.mark.subprocess  # the Gap fit runs in a child interpreter, as in the leaderboard
+def test_the_run_caveats_name_an_unconverged_gap_fit():
+    """The default (official) Gap fit never converges: the run's paper scores say so, for the cells it gave."""
+    results = lmms_eval_results(gapeval_tasks([1, 1, 1, 0], [1, 0, 1, 0]), {})
+    add_paper_scores(results, MODEL)
+    caveats = results["results"]["gapeval"]["caveats,paper"]
+    keys = ", ".join([*(f"{c} Gap" for c in GAPEVAL_CATEGORIES), "Overall Gap"])
+    assert caveats.startswith(f"{keys}: Gap fit not converged: official fit did not converge after its fixed 2000 ")
+    assert "converged = full Newton step < 1e-05" in caveats and "the converged stable fit differs by up to" in caveats
+    from lmms_eval.utils import make_table
+
+    assert "Gap fit not converged" in make_table(copy.deepcopy(results), "groups")
+
+
+def test_value_caveats_are_one_line_per_reason_and_none_for_unmarked_rows():
+    marked = Row("m", {"a": 1.0, "b": 2.0, "c": 3.0}, caveats={"a": ("fit",), "b": ("fit", "other")})
+    assert value_caveats([marked]) == ["a, b: fit", "b: other"]
+    assert value_caveats([Row("n", {"a": 1.0})]) == []
 
 
 def test_samples_read_as_their_jsonl_lines():

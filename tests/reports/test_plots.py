@@ -212,3 +212,15 @@ def test_a_missing_heatmap_cell_is_grey_and_a_zero_white():
     assert has_colour(missing, plots.MISSING_COLOUR, 10) and not has_colour(zero, plots.MISSING_COLOUR, 10)
     assert (zero > 230).all()  # the centre of the diverging scale
     assert "grey = no value" in ax.get_title()
+
+
+def test_a_scatter_rings_and_marks_its_flagged_points_with_a_legend_inside_the_figure():
+    points = {"a": (10.0, 20.0), "b": (30.0, 40.0), "c": (50.0, None)}
+    fig = plots.scatter_figure(points, "x", "y", "t", flagged=["b", "c"], flag_label="fit not converged")
+    every, rings = fig.axes[0].collections
+    assert len(every.get_offsets()) == 2 and rings.get_offsets().tolist() == [[30.0, 40.0]]
+    assert [t.get_text() for t in fig.axes[0].texts] == ["a", "b‡"]
+    assert [t.get_text() for t in fig.legends[0].get_texts()] == ["fit not converged: 1 of 2"]
+    assert_legends_outside_data(fig)
+    plain = plots.scatter_figure(points, "x", "y", "t")
+    assert len(plain.axes[0].collections) == 1 and not plain.legends

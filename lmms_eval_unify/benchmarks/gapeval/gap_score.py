@@ -90,10 +90,47 @@ class PairCounts:
 
 
 @dataclass(frozen=True)
+class FitStatus:
+    """Whether one model's fit reached a local minimum, by which variant and under which test.
+
+    ``newton_step`` is max |H⁻¹∇J| at the last iterate (inf where the Hessian H is not positive definite);
+    the fit converged when it is below ``step_tol`` and H has no curvature below −``flat_tol``.
+    """
+
+    variant: str
+    converged: bool
+    steps_run: int
+    newton_step: float
+    step_tol: float
+    flat_tol: float
+
+    @property
+    def criterion(self) -> str:
+        """The convergence test, in words."""
+        return f"full Newton step < {self.step_tol:g} in every parameter, no curvature below -{self.flat_tol:g}"
+
+    def describe(self) -> str:
+        """One line: the variant, converged or not, after how many steps, with the test it was held to."""
+        steps = (
+            f"its fixed {self.steps_run} AdamW steps"
+            if self.variant == "official"
+            else f"{self.steps_run} Newton iterations"
+        )
+        state = "converged" if self.converged else "did not converge"
+        step = (
+            f"full Newton step {self.newton_step:.2g}"
+            if math.isfinite(self.newton_step)
+            else "not at a stationary point: negative curvature or a gradient along a flat direction"
+        )
+        return f"{self.variant} fit {state} after {steps} ({step}; converged = {self.criterion})"
+
+
+@dataclass(frozen=True)
 class CategoryGap:
     """Fitted abilities and gap of one (model, category) cell; ``gap`` is on the 0–100 scale.
 
-    ``converged`` is the flag of the model's fit, which all its cells share (one joint fit per model).
+    ``converged`` and ``fit`` are the flag and status of the model's fit, which all its cells share (one joint
+    fit per model).
     """
 
     theta_text: float
@@ -101,6 +138,7 @@ class CategoryGap:
     delta: float
     gap: float
     converged: bool
+    fit: FitStatus
 
 
 @dataclass(frozen=True)
@@ -112,7 +150,7 @@ class ModelGap:
     right after that step), for ``stable`` J at the returned point.  ``grad_max`` (max |∇J|) and
     ``newton_step`` (max |H⁻¹∇J|, inf where the Hessian H is not positive definite) are taken at the
     optimiser's last iterate; ``converged`` is ``newton_step < step_tol``: a local minimum, with every
-    parameter within about ``step_tol`` of it.
+    parameter within about ``step_tol`` of it.  ``fit`` carries the flag with the variant and the test.
     """
 
     categories: dict[str, CategoryGap]
@@ -124,6 +162,7 @@ class ModelGap:
     grad_max: float
     newton_step: float
     converged: bool
+    fit: FitStatus
 
 
 @dataclass(frozen=True)
@@ -770,6 +809,14 @@ def fit_gap_scores(
     gaps = 100.0 * _gap(delta, props, params)
     models = {}
     for j, name in enumerate(names):
+        status = FitStatus(
+            variant,
+            bool(converged[j]),
+            int(fit.steps[j]),
+            float(fit.newton_step[j]),
+            params.step_tol,
+            params.flat_tol,
+        )
         cells = {
             c: CategoryGap(
                 float(theta[i, j, 0]),
@@ -777,6 +824,7 @@ def fit_gap_scores(
                 float(delta[i, j]),
                 float(gaps[i, j]),
                 bool(converged[j]),
+                status,
             )
             for i, c in enumerate(categories)
         }
@@ -790,6 +838,7 @@ def fit_gap_scores(
             grad_max=float(fit.grad_max[j]),
             newton_step=float(fit.newton_step[j]),
             converged=bool(converged[j]),
+            fit=status,
         )
     result = GapScoreResult(variant, params, categories, models)
     if variant == "stable" and (failed := result.not_converged()):

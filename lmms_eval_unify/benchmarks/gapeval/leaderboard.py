@@ -3,7 +3,10 @@ counts, the Gap fit's convergence per cell, their split-half checks and figures 
 interface of ``lmms_eval_unify.reports.boards``).
 
 The Gap Score's MIRT fit (torch) runs in a child interpreter, started by `start` and collected when the
-section is finished, so it overlaps the boards of the benchmarks printed before GapEval.
+section is finished, so it overlaps the boards of the benchmarks printed before GapEval. A Gap cell whose fit did
+not converge carries a comparability caveat (``Row.caveats``: '‡' with a note naming the variant, its steps and
+the convergence test, and for ``official`` how far the converged ``stable`` fit lies), which ``--strict``
+refuses; Fig. 3 rings its point.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, NamedTuple
 
 from lmms_eval_unify.benchmarks.gapeval import paper
 from lmms_eval_unify.benchmarks.gapeval.spec import BENCHMARK
@@ -36,11 +40,26 @@ from lmms_eval_unify.reports.boards import (
 )
 from lmms_eval_unify.reports.results_io import ModelResults, sample_failure
 
+if TYPE_CHECKING:  # the fit (torch) is imported only in the child interpreter
+    from lmms_eval_unify.benchmarks.gapeval.gap_score import GapScoreResult, ModelGap
+
 GAP_FIT_CODE = (
-    "import json, sys; from lmms_eval_unify.benchmarks.gapeval.leaderboard import fit_gaps; "
-    "json.dump(fit_gaps(json.load(sys.stdin), sys.argv[1]), sys.stdout)"
+    "import json, sys; from lmms_eval_unify.benchmarks.gapeval.leaderboard import fit_gap_report; "
+    "json.dump(fit_gap_report(json.load(sys.stdin), sys.argv[1]), sys.stdout)"
 )
-"""The child interpreter's program: joint proportions in (stdin), `fit_gaps` of the variant (argv) out."""
+"""The child interpreter's program: joint proportions in (stdin), `fit_gap_report` of the variant (argv) out."""
+NOT_CONVERGED = "Gap fit not converged"
+"""How the caveat of a Gap cell whose fit did not converge begins."""
+GAP_KEYS = (*(f"{c} {paper.GAP}" for c in paper.CATEGORIES), paper.OVERALL_GAP)
+"""The value keys a model's Gap fit gives (they share its convergence)."""
+
+
+class GapFit(NamedTuple):
+    """What the child's fit returns: per model the Gap values (`fit_gaps`) and, for each model whose fit did not
+    converge, why (the caveat its Gap cells carry)."""
+
+    values: dict[str, dict[str, float]]
+    not_converged: dict[str, str]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -111,26 +130,78 @@ def gap_inputs(scored: list[Scored]) -> dict[str, dict[str, tuple[float, float, 
     }
 
 
-def fit_gaps(
-    joint: Mapping[str, Mapping[str, tuple[float, ...]]], variant: str = "official"
-) -> dict[str, dict[str, float]]:
-    """Gap Scores (0-100, lower is better) per model and category from the MIRT fit in `gap_score`, and per
-    cell whether its fit converged (`<category> Gap converged`: 1.0 or 0.0)."""
+def _fit(joint: Mapping[str, Mapping[str, Sequence[float]]], variant: str) -> GapScoreResult:
+    """`fit_gap_scores` with its non-convergence warning silenced: `boards` reports it per cell."""
     import warnings
 
     from lmms_eval_unify.benchmarks.gapeval.gap_score import fit_gap_scores
 
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # non-convergence is reported per cell by `boards`
-        fitted = fit_gap_scores(joint, variant=variant).models
+        warnings.simplefilter("ignore")
+        return fit_gap_scores(joint, variant=variant)  # type: ignore[arg-type]
+
+
+def gap_values(result: GapScoreResult) -> dict[str, dict[str, float]]:
+    """Gap Scores (0-100, lower is better) per model and category, the overall Gap, and per cell whether its fit
+    converged (`<category> Gap converged`: 1.0 or 0.0)."""
     return {
         label: {
             **{f"{c} {paper.GAP}": cell.gap for c, cell in fit.categories.items()},
             **{f"{c} {paper.GAP_CONVERGED}": float(cell.converged) for c, cell in fit.categories.items()},
             paper.OVERALL_GAP: fit.overall,
         }
-        for label, fit in fitted.items()
+        for label, fit in result.models.items()
     }
+
+
+def fit_gaps(
+    joint: Mapping[str, Mapping[str, tuple[float, ...]]], variant: str = "official"
+) -> dict[str, dict[str, float]]:
+    """:func:`gap_values` of the MIRT fit in `gap_score` (`variant`)."""
+    return gap_values(_fit(joint, variant))
+
+
+def not_converged_caveat(fit: ModelGap, stable: ModelGap | None) -> str:
+    """The caveat of a model's Gap cells when its fit did not converge: the variant, its steps and the test
+    (`FitStatus.describe`), and how far `stable`, the converged fit of the same rows, lies from it."""
+    line = f"{NOT_CONVERGED}: {fit.fit.describe()}"
+    if stable is None:
+        return f"{line} (docs/gap_score.md)"
+    apart = max(abs(cell.gap - stable.categories[c].gap) for c, cell in fit.categories.items())
+    state = "the converged stable fit" if stable.converged else "the stable fit, which did not converge either,"
+    return f"{line}; {state} differs by up to {apart:.1f} points on these cells (docs/gap_score.md)"
+
+
+def fit_gap_report(joint: Mapping[str, Mapping[str, Sequence[float]]], variant: str = "official") -> dict:
+    """The child's answer (JSON-ready `GapFit`): :func:`gap_values` and, per model whose fit did not converge,
+    :func:`not_converged_caveat`; for `official` such models are also fitted with `stable` to say how far off
+    they are."""
+    result = _fit(joint, variant)
+    failed = result.not_converged()
+    stable = _fit({m: joint[m] for m in failed}, "stable").models if failed and variant == "official" else {}
+    caveats = {m: not_converged_caveat(result.models[m], stable.get(m)) for m in failed}
+    return GapFit(gap_values(result), caveats)._asdict()
+
+
+def fit_caveats(
+    gaps: Mapping[str, Mapping[str, float]], variant: str, not_converged: Mapping[str, str]
+) -> dict[str, str]:
+    """The caveat of every model whose Gap fit did not converge (a `<category> Gap converged` flag of 0.0): its
+    reason from the fit, else a line naming the variant."""
+    failed = [
+        m for m, values in gaps.items() if 0.0 in (values.get(f"{c} {paper.GAP_CONVERGED}") for c in paper.CATEGORIES)
+    ]
+    fallback = f"{NOT_CONVERGED} ({variant} variant, docs/gap_score.md)"
+    return {m: not_converged.get(m, fallback) for m in failed}
+
+
+def mark_gap_cells(rows: Sequence[Row], caveats: Mapping[str, str]) -> None:
+    """Put each model's fit caveat on its Gap cells that have a value (`Row.caveats`, printed '‡')."""
+    for row in rows:
+        if reason := caveats.get(row.label):
+            for key in GAP_KEYS:
+                if row.values.get(key) is not None:
+                    row.caveats[key] = (*row.caveats.get(key, ()), reason)
 
 
 def gap_not_converged(gaps: Mapping[str, Mapping[str, float]], variant: str, warn=None) -> list[str]:
@@ -162,10 +233,12 @@ def boards(
     variant: str = "official",
     unpaired: Sequence[str] = (),
     warn=None,
+    not_converged: Mapping[str, str] | None = None,
 ) -> tuple[list[Board], dict]:
     """GapEval Table 2 (Succ./Und./Gen./Gap per category, overall Gap), the Gap fit's convergence per cell
     (with a warning naming the cells that did not converge) and Fig. 3's (ability, gap) points; `variant`
-    names the fit that gave `gaps`."""
+    names the fit that gave `gaps`, `not_converged` says why a model's fit did not converge (`GapFit`): its Gap
+    cells carry that caveat (:func:`fit_caveats`)."""
     if not scored:
         return [], {}
     rows = [to_row(s) for s in scored]
@@ -175,6 +248,7 @@ def boards(
         row.cells |= {f"{c} {paper.GAP}": cell for c, cell in parts.items()}
         if parts:
             row.cells[paper.OVERALL_GAP] = sum(parts.values(), CellSamples())
+    mark_gap_cells(rows, fit_caveats(gaps, variant, not_converged or {}))
     columns = [
         (f"{paper.CATEGORY_TITLES[c]} {p}", (f"{c} {p}",)) for c in paper.CATEGORIES for p in (*paper.PARTS, paper.GAP)
     ]
@@ -183,8 +257,8 @@ def boards(
         f"(lmms_eval_unify.benchmarks.gapeval.gap_score, {variant} variant) for models that ran all four categories. "
         "Intervals (CSV/HTML) cover Succ./Und./Gen. only.",
         *(f"Unpaired: {line}" for line in unpaired),
-        *(f"Warning: {line}" for line in gap_not_converged(gaps, variant, warn)),
     ]
+    gap_not_converged(gaps, variant, warn)  # the warning; the cells carry '‡' with the reason (mark_gap_cells)
     table2 = Board(
         "gapeval_table2",
         "GapEval (Table 2)",
@@ -243,12 +317,21 @@ def _start_gap_fit(joint: Mapping[str, Mapping[str, Sequence[float]]], variant: 
         )
 
 
-def _gap_fit_result(process: subprocess.Popen) -> dict[str, dict[str, float]]:
+def _gap_fit_result(process: subprocess.Popen) -> GapFit:
     out, err = process.communicate()
     if process.returncode != 0:
         print(f"warning: Gap Score fit failed, its cells are left '-':\n{err}", file=sys.stderr)
-        return {}
-    return json.loads(out)
+        return GapFit({}, {})
+    return GapFit(**json.loads(out))
+
+
+def unconverged_points(table2: Board) -> list[str]:
+    """The rows whose overall Gap carries a fit caveat (:func:`mark_gap_cells`): Fig. 3 rings their points."""
+    return [
+        row.label
+        for row in table2.rows
+        if any(r.startswith(NOT_CONVERGED) for r in row.caveats.get(paper.OVERALL_GAP, ()))
+    ]
 
 
 def start(
@@ -266,7 +349,10 @@ def start(
 
     def finish() -> Section:
         unpaired_lines = warn_unpaired(models)
-        tables, points = boards(scored, _gap_fit_result(fit) if fit else {}, options, args.gap_variant, unpaired_lines)
+        gap_fit = _gap_fit_result(fit) if fit else GapFit({}, {})
+        tables, points = boards(
+            scored, gap_fit.values, options, args.gap_variant, unpaired_lines, not_converged=gap_fit.not_converged
+        )
         figures: list[Figure] = []
         if plots and tables:
             from lmms_eval_unify.reports import plots as pl
@@ -278,6 +364,8 @@ def start(
                 "ability: mean of Und. and Gen. accuracy (%)",
                 "overall Gap Score ↓",
                 "GapEval: gap vs ability",
+                flagged=unconverged_points(tables[0]),
+                flag_label=f"‡ Gap fit not converged ({args.gap_variant} variant)",
             )
             if scatter is not None:
                 figures.append(("GapEval gap vs ability (Fig. 3)", scatter))

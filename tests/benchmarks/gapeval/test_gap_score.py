@@ -141,6 +141,19 @@ def test_stable_converges_on_table2(stable):
     assert all(cell.converged for m in stable.models.values() for cell in m.categories.values())
 
 
+def test_every_cell_carries_the_status_of_its_models_fit(official, stable):
+    """The variant, whether it converged, its steps and the test it was held to reach each Gap value."""
+    for result, variant in ((official, "official"), (stable, "stable")):
+        for fit in result.models.values():
+            assert {cell.fit for cell in fit.categories.values()} == {fit.fit}
+            assert (fit.fit.variant, fit.fit.converged, fit.fit.steps_run) == (variant, fit.converged, fit.steps_run)
+            assert (fit.fit.step_tol, fit.fit.flat_tol) == (1e-5, 1e-5)
+    bagel = official.models["Bagel"].fit.describe()
+    assert bagel.startswith("official fit did not converge after its fixed 2000 AdamW steps (")
+    assert bagel.endswith("converged = full Newton step < 1e-05 in every parameter, no curvature below -1e-05)")
+    assert stable.models["Bagel"].fit.describe().startswith("stable fit converged after ")
+
+
 def test_official_moves_ill_conditioned_cells_by_tens_of_points_under_1e6_noise():
     """The documented defect: OneCAT / Show-o2 numerical perception swing under 1e-6 noise."""
     subset = {m: JOINT[m] for m in ("OneCAT", "Show-o2")}

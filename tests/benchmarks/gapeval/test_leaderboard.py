@@ -3,6 +3,7 @@ its failure, and its convergence per cell."""
 
 from __future__ import annotations
 
+import csv
 import io
 from pathlib import Path
 
@@ -86,3 +87,100 @@ def test_figures_show_every_row_within_bounds_and_the_legend_inside_the_figure(t
     assert bar_labels(figures, "GapEval Und./Gen. per model") == rows
     [fig3] = [f for f in figures if caption(f).startswith("GapEval: gap vs ability")]
     assert len(fig3.axes[0].collections[0].get_offsets()) == len(rows)
+    assert len(fig3.axes[0].collections[1].get_offsets()) == len(rows)  # every official fit ringed: not converged
+
+
+# --- fit status: an unconverged Gap fit marks its cells (issue "Publishable with no hand work", item 2) -----------
+
+
+def gap_values(converged: bool, gap: float = 40.0) -> dict[str, float]:
+    """A model's `fit_gaps` values without a fit: every category at `gap`, all flagged `converged`."""
+    return {
+        **{f"{c} {ge.GAP}": gap for c in ge.CATEGORIES},
+        **{f"{c} {ge.GAP_CONVERGED}": float(converged) for c in ge.CATEGORIES},
+        ge.OVERALL_GAP: gap,
+    }
+
+
+def table2_of(runs: tuple[Path, Path], gaps, not_converged):
+    """GapEval's Table 2 board (and its rows by label) from the runs' samples and the given fit values."""
+    from lmms_eval_unify.benchmarks.gapeval.leaderboard import boards, score_models
+    from lmms_eval_unify.reports.boards import Options
+    from lmms_eval_unify.reports.results_io import load_results
+
+    options = Options(replicates=0)
+    tables, _ = boards(score_models(load_results([runs[0]]), options), gaps, options, "official", (), io.StringIO(),
+                       not_converged=not_converged)  # fmt: skip
+    return tables[0], {row.label: row for row in tables[0].rows}
+
+
+def test_an_unconverged_fit_marks_its_gap_cells_and_strict_refuses_them(runs):
+    from lmms_eval_unify.benchmarks.gapeval.leaderboard import GAP_KEYS
+    from lmms_eval_unify.reports.comparability import strict_errors
+    from lmms_eval_unify.reports.render import csv_text, markdown
+
+    reason = "Gap fit not converged: official fit did not converge after its fixed 2000 AdamW steps (...)"
+    gaps = {"uni-model": gap_values(False), "base-vlm": gap_values(True)}
+    table2, rows = table2_of(runs, gaps, {"uni-model": reason})
+    assert {key: rows["uni-model"].caveats[key] for key in GAP_KEYS} == dict.fromkeys(GAP_KEYS, (reason,))
+    assert rows["base-vlm"].caveats == {}  # a converged fit is not marked
+    assert not any(key.endswith(("Succ.", "Und.", "Gen.")) for key in rows["uni-model"].caveats)
+    text = markdown(table2)
+    assert "| uni-model |" in text and "40.00‡" in next(line for line in text.splitlines() if "| uni-model |" in line)
+    assert "‡" not in next(line for line in text.splitlines() if line.startswith("| base-vlm |"))
+    assert f"‡ uni-model / World Knowledge Gap, Numerical Perception Gap, Instruction Following Gap, Reasoning Gap, " \
+           f"Overall Gap: {reason}." in text  # fmt: skip
+    csv_rows = {row["model"]: row for row in csv.DictReader(io.StringIO(csv_text(table2)))}
+    assert (
+        csv_rows["uni-model"]["reasoning Gap caveats"] == reason and csv_rows["base-vlm"]["reasoning Gap caveats"] == ""
+    )
+    assert "reasoning Succ. caveats" not in csv_rows["uni-model"]
+    errors = strict_errors([table2])
+    assert len(errors) == len(GAP_KEYS) and f"gapeval_table2 / uni-model / reasoning Gap: {reason}" in errors
+
+
+def test_a_flag_without_a_reason_still_marks_the_cells_naming_the_variant(runs):
+    _, rows = table2_of(runs, {"uni-model": gap_values(False)}, {})
+    assert rows["uni-model"].caveats[ge.OVERALL_GAP] == ("Gap fit not converged (official variant, docs/gap_score.md)",)
+    _, rows = table2_of(runs, {"uni-model": gap_values(True)}, {})
+    assert rows["uni-model"].caveats == {}
+
+
+def test_the_leaderboards_sample_caveats_add_to_the_fit_caveat(runs):
+    from lmms_eval_unify.reports.comparability import mark_boards
+
+    table2, rows = table2_of(runs, {"uni-model": gap_values(False)}, {"uni-model": "fit"})
+    cell = rows["uni-model"].cells[ge.OVERALL_GAP]
+    mark_boards([table2], {source: ("t: 2 of 4 items (--limit 2)",) for source in cell.sources})
+    assert rows["uni-model"].caveats[ge.OVERALL_GAP] == ("fit", "t: 2 of 4 items (--limit 2)")
+    assert rows["uni-model"].caveats["reasoning Succ."] == ("t: 2 of 4 items (--limit 2)",)
+
+
+@pytest.mark.heavy  # one official and one stable fit of one model
+def test_the_fit_report_says_why_a_fit_did_not_converge_and_how_far_the_stable_fit_lies():
+    from lmms_eval_unify.benchmarks.gapeval.leaderboard import GapFit, fit_gap_report
+
+    joint = {"m": {c: (0.3, 0.3, 0.1, 0.3) for c in ge.CATEGORIES}}
+    official = GapFit(**fit_gap_report(joint, "official"))
+    (why,) = official.not_converged.values()
+    assert why.startswith("Gap fit not converged: official fit did not converge after its fixed 2000 AdamW steps")
+    assert "converged = full Newton step < 1e-05 in every parameter" in why
+    assert "the converged stable fit differs by up to " in why
+    assert {official.values["m"][f"{c} {ge.GAP_CONVERGED}"] for c in ge.CATEGORIES} == {0.0}
+    stable = GapFit(**fit_gap_report(joint, "stable"))
+    assert stable.not_converged == {} and stable.values["m"][f"reasoning {ge.GAP_CONVERGED}"] == 1.0
+
+
+@pytest.mark.subprocess
+def test_an_unconverged_gap_fit_is_marked_end_to_end_and_strict_exits_3(runs, tmp_path, capsys):
+    root, _ = runs
+    args = [root, "--benchmark", "gapeval", "--no-plots", "--bootstrap", 0]
+    assert run([*args, "-o", tmp_path / "official"]) == 0
+    row = read_csv(tmp_path / "official" / "gapeval_table2.csv")["uni-model"]
+    assert row["Overall Gap caveats"].startswith("Gap fit not converged: official fit did not converge")
+    assert "the converged stable fit differs by up to" in row["Overall Gap caveats"]
+    capsys.readouterr()
+    assert run([*args, "-o", tmp_path / "strict", "--strict"]) == 3 and not (tmp_path / "strict").exists()
+    assert "gapeval_table2 / uni-model / reasoning Gap: Gap fit not converged" in capsys.readouterr().err
+    assert run([*args, "-o", tmp_path / "stable", "--strict", "--gap-variant", "stable"]) == 0
+    assert "‡" not in (tmp_path / "stable" / "leaderboard.md").read_text()
