@@ -49,3 +49,47 @@ def results_of(run: Path) -> dict:
 def samples_of(run: Path, task: str) -> list[dict]:
     """The logged samples of one task of a run."""
     return [json.loads(line) for line in next(run.rglob(f"*_samples_{task}.jsonl")).read_text().splitlines()]
+
+
+PLUGIN_MODEL = """
+from lmms_eval.api.model import lmms
+
+
+class {class_name}(lmms):
+    is_simple = True
+
+    def __init__(self, **kwargs):
+        super().__init__()
+
+    def generate_until(self, requests):
+        return [{answer} for _ in requests]
+
+    def generate_visual_cot(self, requests):
+        return self.generate_until(requests)
+
+    def loglikelihood(self, requests):
+        raise NotImplementedError
+
+    def generate_until_multi_round(self, requests):
+        raise NotImplementedError
+
+
+def manifests():
+    from lmms_eval.models.registry_v2 import ModelManifest
+
+    return [ModelManifest(model_id="{module}", simple_class_path="{module}.{class_name}")]
+"""
+
+
+def write_model_plugin(root: Path, module: str, class_name: str, answer: str) -> Path:
+    """A plain lmms-eval model plugin in ``root`` (for ``PYTHONPATH``): ``module.py`` whose model, registered as
+    ``--model <module>`` through a dist-info's ``lmms_eval.models`` entry point, takes any model argument and
+    answers every request with the Python expression ``answer``."""
+    root.mkdir()
+    source = PLUGIN_MODEL.format(module=module, class_name=class_name, answer=answer)
+    (root / f"{module}.py").write_text(source, encoding="utf-8")
+    info = root / f"{module}-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 0.1\n", encoding="utf-8")
+    (info / "entry_points.txt").write_text(f"[lmms_eval.models]\n{module} = {module}:manifests\n", encoding="utf-8")
+    return root

@@ -12,7 +12,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from cli_runs import BIN, offline_env
+from cli_runs import BIN, offline_env, write_model_plugin
 from lmms_eval.loggers.evaluation_tracker import EvaluationTracker
 
 from lmms_eval_unify.integration import run_hooks, run_status
@@ -208,45 +208,9 @@ def test_a_run_whose_files_are_planted_symlinks_stops_before_anything_and_leaves
     assert not list(out.rglob("unify_media"))  # stopped before the model was built
 
 
-PLAIN_MODEL = """
-from lmms_eval.api.model import lmms
-
-
-class PlainModel(lmms):
-    is_simple = True
-
-    def __init__(self, **kwargs):
-        super().__init__()
-
-    def generate_until(self, requests):
-        return ["A" for _ in requests]
-
-    def generate_visual_cot(self, requests):
-        return self.generate_until(requests)
-
-    def loglikelihood(self, requests):
-        raise NotImplementedError
-
-    def generate_until_multi_round(self, requests):
-        raise NotImplementedError
-
-
-def manifests():
-    from lmms_eval.models.registry_v2 import ModelManifest
-
-    return [ModelManifest(model_id="plain_model", simple_class_path="plain_model.PlainModel")]
-"""
-
-
 def write_plain_plugin(root: Path) -> Path:
     """A plain lmms-eval model plugin that takes any model argument (an API key included)."""
-    root.mkdir()
-    (root / "plain_model.py").write_text(PLAIN_MODEL)
-    info = root / "plain_model-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: plain_model\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text("[lmms_eval.models]\nplain = plain_model:manifests\n")
-    return root
+    return write_model_plugin(root, "plain_model", "PlainModel", '"A"')
 
 
 @pytest.mark.slow

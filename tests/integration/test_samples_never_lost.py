@@ -10,40 +10,12 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from cli_runs import BIN, offline_env
+from cli_runs import BIN, offline_env, write_model_plugin
 
 from lmms_eval_unify.integration.run_hooks import make_samples_encodable
 from lmms_eval_unify.puzzles.dataset import write_puzzles
 
 PLUGIN = "surrogate_model"
-MODEL_CODE = """
-from lmms_eval.api.model import lmms
-
-
-class SurrogateModel(lmms):
-    is_simple = True
-
-    def __init__(self, **kwargs):
-        super().__init__()
-
-    def generate_until(self, requests):
-        return ["lone \\udc80 surrogates \\ud800 and a split pair \\ud83d\\ude00" for _ in requests]
-
-    def generate_visual_cot(self, requests):
-        return self.generate_until(requests)
-
-    def loglikelihood(self, requests):
-        raise NotImplementedError
-
-    def generate_until_multi_round(self, requests):
-        raise NotImplementedError
-
-
-def manifests():
-    from lmms_eval.models.registry_v2 import ModelManifest
-
-    return [ModelManifest(model_id="surrogate_model", simple_class_path="surrogate_model.SurrogateModel")]
-"""
 
 
 def test_every_string_of_the_samples_becomes_encodable_in_place() -> None:
@@ -57,14 +29,9 @@ def test_every_string_of_the_samples_becomes_encodable_in_place() -> None:
 
 
 def write_plugin(root: Path) -> Path:
-    """A plain lmms-eval model plugin: module plus a dist-info with its ``lmms_eval.models`` entry point."""
-    root.mkdir()
-    (root / f"{PLUGIN}.py").write_text(MODEL_CODE)
-    dist_info = root / f"{PLUGIN}-0.1.dist-info"
-    dist_info.mkdir()
-    (dist_info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {PLUGIN}\nVersion: 0.1\n")
-    (dist_info / "entry_points.txt").write_text(f"[lmms_eval.models]\nsurrogate = {PLUGIN}:manifests\n")
-    return root
+    """A plain lmms-eval model plugin answering with lone and split surrogates."""
+    answer = repr("lone \udc80 surrogates \ud800 and a split pair \ud83d\ude00")
+    return write_model_plugin(root, PLUGIN, "SurrogateModel", answer)
 
 
 @pytest.fixture(scope="module")
