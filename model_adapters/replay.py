@@ -22,6 +22,7 @@ from lmms_eval_unify.generation.adapter import (
     SCHEMA,
     UnifiedOutput,
     clean_text,
+    generation_arguments,
     run_status,
     saved_media_roots,
     saved_responses,
@@ -67,7 +68,7 @@ class UnifyReplay(lmms):
         return self.generate_until(requests)
 
     def _replay(self, request: Instance) -> str:
-        _, _, _, doc_id, task, _ = request.args
+        _, _, _, doc_id, task, _ = generation_arguments(request)
         key = (task, int(doc_id))
         saved = self.responses.get(key, [])
         index = self.served[key]

@@ -10,7 +10,7 @@ the modules behind it can move without breaking them (docs/adding_a_model.md):
 * for the baseline instruments, the task's answer space: :class:`InstrumentPlan`, :func:`load_answer_space`;
 * for replaying saved runs, the output contract and the run's bookkeeping: :class:`UnifiedOutput`,
   ``SCHEMA``, :func:`clean_text`, :func:`saved_responses`, :func:`saved_media_roots`, :func:`trust_media_root`,
-  ``run_status``;
+  ``run_status``, and :func:`generation_arguments` (a request's arguments, read through the checked seam);
 * the check every adapter declares (``UnifiedModel.missing``): :class:`Missing`, :func:`missing_code`,
   :func:`missing_weights`, :func:`missing_weight_file` (one file, present and loadable), :func:`missing_device`,
   :func:`missing_env`, and :func:`model_missing` (another adapter's check, for adapters built from others);
@@ -65,6 +65,7 @@ from lmms_eval_unify.generation.worker import (
 from lmms_eval_unify.integration import run_status
 from lmms_eval_unify.integration.rescore import saved_media_roots, saved_responses
 from lmms_eval_unify.integration.run_context import trust_media_root
+from lmms_eval_unify.integration.seams import generation_arguments
 from lmms_eval_unify.judges.client import reply_content
 from lmms_eval_unify.judges.http import (
     RETRYABLE_STATUS,
@@ -140,4 +141,5 @@ __all__ = [
     "saved_responses",
     "seeded",
     "trust_media_root",
+    "generation_arguments",
 ]

@@ -20,7 +20,6 @@ from typing import Any, ClassVar
 from accelerate import PartialState
 from lmms_eval.api.instance import Instance
 from lmms_eval.api.model import lmms
-from lmms_eval.api.task import ConfigurableTask
 from loguru import logger
 from PIL import Image
 from tqdm import tqdm
@@ -53,6 +52,7 @@ from lmms_eval_unify.generation.visuals import (
 )
 from lmms_eval_unify.integration import run_status
 from lmms_eval_unify.integration.run_context import trust_media_root
+from lmms_eval_unify.integration.seams import generation_arguments, task_of
 from lmms_eval_unify.integration.task import UnifyTask
 from lmms_eval_unify.output.record import UnifiedOutput, clean_text
 from lmms_eval_unify.redaction import redact_secrets
@@ -66,10 +66,11 @@ def is_lmms_eval_task(request: Instance) -> bool:
     """Whether the request comes from one of lmms-eval's own tasks (not a task of this plugin).
 
     lmms-eval passes the task's bound ``doc_to_visual`` in every generation request, so its owner says
-    which task class built the request; requests made in code (tests, ``check-adapter``) count as ours.
+    which task class built the request; requests made in code (tests, ``check-adapter``) count as ours. An
+    evaluation in which no request had a task owner fails, naming the seam (``seams.evaluation``).
     """
-    owner = getattr(request.args[2], "__self__", None)
-    return isinstance(owner, ConfigurableTask) and not isinstance(owner, UnifyTask)
+    owner = task_of(request)
+    return owner is not None and not isinstance(owner, UnifyTask)
 
 
 def lmms_eval_response(record: UnifiedOutput) -> str:
@@ -265,7 +266,7 @@ class UnifiedModel(lmms):
 
     def _prepare(self, index: int, request: Instance) -> str | Pending:
         """A finished response (resumed, unsupported, failed before any primitive) or a protocol to run."""
-        ctx, gen_kwargs, doc_to_visual, doc_id, task, split = request.args
+        ctx, gen_kwargs, doc_to_visual, doc_id, task, split = generation_arguments(request)
         gen_kwargs = dict(gen_kwargs or {})
         name = protocol_name(gen_kwargs)
         if self.resume:
@@ -296,7 +297,7 @@ class UnifiedModel(lmms):
 
     def _finished(self, request: Instance, record: UnifiedOutput, started: float) -> str:
         """Sign, save and serialise a request's record."""
-        _, _, _, doc_id, task, _ = request.args
+        _, _, _, doc_id, task, _ = generation_arguments(request)
         record.timings["total"] = time.perf_counter() - started
         record.root, record.signature = str(self.media.root), self._signature(request)
         try:
@@ -340,7 +341,7 @@ class UnifiedModel(lmms):
         """What a stored output must match to be reused: model, prompt, generation options and the doc's
         visual inputs (records are stored per task and doc id, and a doc id can name another question
         when the dataset, its order or the repeats change)."""
-        ctx, gen_kwargs, doc_to_visual, doc_id, task, split = request.args
+        ctx, gen_kwargs, doc_to_visual, doc_id, task, split = generation_arguments(request)
         try:
             inputs = visuals_fingerprint(doc_to_visual(self.task_dict[task][split][doc_id]))
         except Exception as exc:  # noqa: BLE001 - the protocol run records the failure; never resume it

@@ -5,7 +5,9 @@ imported, which happens before the CLI builds its ``TaskManager``. :func:`manife
 make ``TaskManager`` index our ``tasks/`` folder *after* lmms-eval's own, so our task and group names
 (those of ``lmms_eval_unify.benchmarks.BENCHMARKS``) take precedence over the built-in ones of the same name.
 The first index build also installs the run hooks (preflight, run status, exit code:
-``lmms_eval_unify.integration.run_hooks``).
+``lmms_eval_unify.integration.run_hooks``). Every lmms-eval internal we wrap or read is a *seam*
+(``lmms_eval_unify.integration.seams``): :func:`manifests` checks their shapes and registers the end-of-run check
+that an lmms-eval CLI run went through each, so a changed lmms-eval fails loudly instead of silently.
 
 lmms-eval stops loading model plugins at the first one that fails, so :func:`manifests` also loads every
 other plugin on its own and names each broken one (``lmms_eval_unify.integration.broken_plugins``); a broken
@@ -14,15 +16,17 @@ plugin that lmms-eval reaches before ours hides our models, which only ``lmms-ev
 
 from __future__ import annotations
 
-from importlib import metadata
+import functools
 
 from loguru import logger
 
 from lmms_eval_unify.console import tolerate_any_locale
+from lmms_eval_unify.integration import seams
 from lmms_eval_unify.integration.broken_plugins import find_broken_plugins
 from lmms_eval_unify.integration.paths import tasks_path
+from lmms_eval_unify.integration.seams import SeamError, UnsupportedLmmsEvalError
 
-SUPPORTED_LMMS_EVAL = "0.7.3"
+SUPPORTED_LMMS_EVAL = seams.ACCEPTED_LMMS_EVAL
 ENTRY_POINT = f"{__name__}:manifests"
 """Our entry point of the ``lmms_eval.models`` group (``pyproject.toml``)."""
 
@@ -43,17 +47,12 @@ MODELS = {
 _PATCH_MARK = "_lmms_eval_unify_patched"
 
 
-class UnsupportedLmmsEvalError(RuntimeError):
-    """lmms-eval's internals are not the shape this plugin was written against."""
-
-
 def version_hint() -> str:
-    """The lmms-eval version this plugin supports, and the one installed."""
-    try:
-        found = metadata.version("lmms-eval")
-    except metadata.PackageNotFoundError:
-        found = "not installed"
-    return f"lmms-eval-unify supports lmms-eval=={SUPPORTED_LMMS_EVAL} (found {found})"
+    """The lmms-eval versions this plugin accepts and is tested with, and the one installed."""
+    return (
+        f"lmms-eval-unify accepts lmms-eval{SUPPORTED_LMMS_EVAL}, tested with {seams.TESTED_LMMS_EVAL} "
+        f"(found {seams.lmms_eval_version()})"
+    )
 
 
 def install_task_index() -> None:
@@ -62,15 +61,17 @@ def install_task_index() -> None:
         from lmms_eval.tasks import TaskManager
     except ImportError as exc:
         raise UnsupportedLmmsEvalError(f"{version_hint()}: cannot import lmms_eval.tasks.TaskManager") from exc
-    original = getattr(TaskManager, "initialize_tasks", None)
-    if original is None or not hasattr(TaskManager, "_get_task_and_group"):
-        raise UnsupportedLmmsEvalError(f"{version_hint()}: TaskManager has no initialize_tasks/_get_task_and_group")
-    if getattr(original, _PATCH_MARK, False):
+    if getattr(getattr(TaskManager, "initialize_tasks", None), _PATCH_MARK, False):
         return
+    if not seams.check("task_index"):  # logged, naming the seam and the version
+        raise SeamError("task_index", seams.describe("task_index", str(seams.SEAMS["task_index"].broken)))
+    original = TaskManager.initialize_tasks
 
+    @functools.wraps(original)
     def initialize_tasks(self, include_path=None, include_defaults=True):
         from lmms_eval_unify.integration import run_hooks  # lmms_eval.evaluator is fully imported by now
 
+        seams.mark_called("task_index")
         run_hooks.install()
         index = original(self, include_path=include_path, include_defaults=include_defaults)
         ours = self._get_task_and_group(str(tasks_path()))
@@ -84,19 +85,23 @@ def install_task_index() -> None:
 
     setattr(initialize_tasks, _PATCH_MARK, True)
     TaskManager.initialize_tasks = initialize_tasks
+    seams.mark_installed("task_index")
 
 
 def manifests() -> list:
     """Entry point of the ``lmms_eval.models`` group: our model manifests (and the task index hook). Our code
     then runs inside lmms-eval's process, so its terminal output escapes what the locale cannot encode."""
     tolerate_any_locale()
+    seams.register_exit_check()
     try:
         from lmms_eval.models.registry_v2 import ModelManifest
 
         install_task_index()
+        seams.check_at_plugin_load()  # a broken seam is logged here; the preflight then refuses the run
     except (ImportError, UnsupportedLmmsEvalError) as exc:
         # lmms-eval swallows exceptions raised here into one vague log line: say what is wrong ourselves.
-        logger.error("{} — {}", version_hint(), exc)
+        if not isinstance(exc, SeamError):  # a seam error is logged where it is found
+            logger.error("{} — {}", version_hint(), exc)
         return []
     for plugin in find_broken_plugins(ENTRY_POINT):
         logger.warning(

@@ -4,7 +4,8 @@ scored — its data is readable, its judge endpoint is configured and answers, i
 A problem is listed with how to fix it; all problems are printed in one block and the run stops. Experts
 skip it with ``LMMS_EVAL_UNIFY_SKIP_PREFLIGHT=1``. Our environment variables are checked first, always (even
 when the rest is skipped): each malformed one is a problem with its fix (:func:`environment_problems`); so is
-what stands where the run will write (:func:`output_problems`: a symlink planted below ``--output_path``).
+what stands where the run will write (:func:`output_problems`: a symlink planted below ``--output_path``), and
+each lmms-eval seam found broken (:func:`seam_problems`: this lmms-eval is not the shape the plugin hooks into).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from typing import Any
 from loguru import logger
 
 from lmms_eval_unify import env_vars
+from lmms_eval_unify.integration import seams
 from lmms_eval_unify.integration.paths import tasks_path
 from lmms_eval_unify.metrics.switches import TINY_METRICS_ENV
 
@@ -27,7 +29,9 @@ ENVIRONMENT = "environment"
 """The kind of a malformed-variable problem (:func:`environment_problems`)."""
 OUTPUT = "output"
 """The kind of a problem with what stands where the run will write (:func:`output_problems`)."""
-ALWAYS_CHECKED = (ENVIRONMENT, OUTPUT)
+LMMS_EVAL = "lmms-eval"
+"""The kind of a broken lmms-eval seam (:func:`seam_problems`)."""
+ALWAYS_CHECKED = (ENVIRONMENT, OUTPUT, LMMS_EVAL)
 """Kinds of problems ``LMMS_EVAL_UNIFY_SKIP_PREFLIGHT=1`` does not skip."""
 PING_TIMEOUT_S = 60.0
 
@@ -79,6 +83,15 @@ def output_problems(files: Iterable[Path], root: Path, folders: Iterable[Path] =
                 )
             )
     return problems
+
+
+def seam_problems() -> list[Problem]:
+    """Every lmms-eval seam found broken so far (``seams``): the run would silently lose what our code there does."""
+    return [
+        Problem(LMMS_EVAL, seams.what_changed(name, seam.broken), ("the whole run",), seams.fix())
+        for name, seam in seams.SEAMS.items()
+        if seam.broken
+    ]
 
 
 def environment_problems() -> list[Problem]:

@@ -26,6 +26,10 @@ lmms-eval's CLI calls ``lmms_eval.evaluator.simple_evaluate(..., cli_args=args)`
    (:mod:`lmms_eval_unify.integration.run_files`: a refused file fails the run, exit 1); secrets in the model
    arguments are redacted from the results before they are saved.
 
+7. every wrapper here and the task-index hook is a seam (:mod:`lmms_eval_unify.integration.seams`): each is checked
+   when installed, and a CLI run that should have gone through one and did not (a changed lmms-eval calling
+   around it) exits 1, naming the seam and the lmms-eval version, instead of silently losing what it does.
+
 lmms-eval catches every exception of an evaluation and returns normally, so the exit code is set by an
 ``atexit`` handler that ends the process with ``os._exit`` after flushing output, once all results are saved.
 A Python caller of ``simple_evaluate`` gets exceptions instead (``PreflightError``) and reads
@@ -45,7 +49,7 @@ from typing import Any
 
 from loguru import logger
 
-from lmms_eval_unify.integration import run_status
+from lmms_eval_unify.integration import run_status, seams
 from lmms_eval_unify.integration.paper_scores import add_paper_scores
 from lmms_eval_unify.integration.preflight import (
     PreflightError,
@@ -54,6 +58,7 @@ from lmms_eval_unify.integration.preflight import (
     output_problems,
     render,
     run_preflight,
+    seam_problems,
     skip_requested,
 )
 from lmms_eval_unify.integration.provenance import PROVENANCE_KEY, run_provenance
@@ -79,22 +84,29 @@ _exit_code: int | None = None
 _run_locks = contextlib.ExitStack()
 """The writer locks of the run's output folders, released at exit."""
 _locked: set[Path] = set()
+_installed = False
 
 
 def install() -> None:
-    """Wrap ``lmms_eval.evaluator.simple_evaluate`` once per process and register the exit handler."""
+    """Wrap ``lmms_eval.evaluator.simple_evaluate`` and lmms-eval's writers once per process (each seam checked
+    first: a broken one is left alone, and the preflight refuses the run) and register the exit handler."""
+    global _installed
     from lmms_eval import evaluator
 
-    original = evaluator.simple_evaluate
-    if getattr(original, _MARK, False):
+    if _installed or getattr(evaluator.simple_evaluate, _MARK, False):
         return
+    _installed = True
+    if seams.check("simple_evaluate"):
+        original = evaluator.simple_evaluate
 
-    @functools.wraps(original)
-    def wrapped(*args: Any, **kwargs: Any) -> Any:
-        return _simple_evaluate(original, *args, **kwargs)
+        @functools.wraps(original)
+        def wrapped(*args: Any, **kwargs: Any) -> Any:
+            seams.mark_called("simple_evaluate")
+            return _simple_evaluate(original, *args, **kwargs)
 
-    setattr(wrapped, _MARK, True)
-    evaluator.simple_evaluate = wrapped
+        setattr(wrapped, _MARK, True)
+        evaluator.simple_evaluate = wrapped
+        seams.mark_installed("simple_evaluate")
     _guard_tracker_writers()
     atexit.register(_at_exit)
 
@@ -111,6 +123,8 @@ def _guard_tracker_writers() -> None:
 
     @functools.wraps(results_writer)
     def save_results_aggregated(self: Any, results: dict, samples: dict | None, datetime_str: str) -> None:
+        seams.mark_called("results_writer")
+        seams.witness("lmms-eval's results writer was called")
         if not self.output_path:
             return results_writer(self, results, samples, datetime_str)
         if self.push_results_to_hub:
@@ -126,6 +140,8 @@ def _guard_tracker_writers() -> None:
 
     @functools.wraps(samples_writer)
     def save_results_samples(self: Any, task_name: str, samples: list) -> None:
+        seams.mark_called("samples_writer")
+        seams.witness("lmms-eval's samples writer was called")
         if not self.output_path:
             return samples_writer(self, task_name, samples)
         path = samples_path(self, task_name)
@@ -143,8 +159,12 @@ def _guard_tracker_writers() -> None:
             samples_not_written(task_name, path, written, len(samples), refused)
         return None
 
-    EvaluationTracker.save_results_aggregated = save_results_aggregated
-    EvaluationTracker.save_results_samples = save_results_samples
+    if seams.check("results_writer"):
+        EvaluationTracker.save_results_aggregated = save_results_aggregated
+        seams.mark_installed("results_writer")
+    if seams.check("samples_writer"):
+        EvaluationTracker.save_results_samples = save_results_samples
+        seams.mark_installed("samples_writer")
 
 
 def refusal(path: Path, root: str | os.PathLike[str]) -> WriteRefused | None:
@@ -221,7 +241,7 @@ def _simple_evaluate(original: Any, *args: Any, **kwargs: Any) -> Any:
             configs = leaf_task_configs(task_manager, names)
         except Exception as exc:  # noqa: BLE001 - lmms-eval reports unknown/broken tasks itself
             logger.warning("lmms-eval-unify: could not expand the requested tasks: {}", exc)
-    problems = environment_problems()  # first and always: the other checks read these variables
+    problems = environment_problems() + seam_problems()  # first and always: the other checks rely on both
     if not problems and cli_args is not None and output_path and _is_main_process():
         try:  # one writer per output folder: a second run waits for this one
             hold_run_lock(output_path)
@@ -253,7 +273,8 @@ def _simple_evaluate(original: Any, *args: Any, **kwargs: Any) -> Any:
     if configs and not args:  # keyword calls only (lmms-eval deprecates positional ones; its CLI uses keywords)
         kwargs = {**kwargs, "log_samples": True}  # the paper scores are computed from the samples
     try:
-        results = original(*args, **kwargs)
+        with seams.evaluation():
+            results = original(*args, **kwargs)
     except Exception as exc:
         status.run_error = f"{type(exc).__name__}: {exc}"
         if cli_args is not None:
@@ -272,7 +293,21 @@ def _simple_evaluate(original: Any, *args: Any, **kwargs: Any) -> Any:
                 drop_unasked_samples(results, bool(kwargs.get("baseline")))
     if cli_args is not None and not status.ok:
         _exit_code = EXIT_FAILED
+    if cli_args is not None and results is not None:
+        expect_writers(cli_args, results)
     return results
+
+
+def expect_writers(cli_args: Any, results: dict) -> None:
+    """lmms-eval's CLI (main process) saves the results ``simple_evaluate`` returned, and the samples of each of
+    their tasks when the run logs samples to an output path: our writers must see them."""
+    seams.expect("results_writer", "simple_evaluate returned results to lmms-eval's CLI")
+    tasks = len(results.get("configs") or {})
+    if tasks and getattr(cli_args, "log_samples", False) and getattr(cli_args, "output_path", None):
+        seams.expect(
+            "samples_writer",
+            f"simple_evaluate returned {tasks} task(s) to a CLI run with --log_samples and --output_path",
+        )
 
 
 def make_samples_encodable(value: Any) -> Any:
@@ -351,12 +386,15 @@ def _at_exit() -> None:
     _run_locks.close()
     _locked.clear()
     status = run_status.status()
-    if not status.started or not _is_main_process():
-        return
-    print(status.summary(), file=sys.stderr, flush=True)
-    if _exit_code and _exit_code != EXIT_PREFLIGHT:
+    ran_here = status.started and _is_main_process()
+    if ran_here:
+        print(status.summary(), file=sys.stderr, flush=True)
+    code = _exit_code if ran_here else None
+    if seams.report_at_exit() and code != EXIT_PREFLIGHT:  # an lmms-eval CLI run that went around our hooks
+        code = code or seams.EXIT_SEAM
+    if code and code != EXIT_PREFLIGHT:
         # lmms-eval returned normally after catching the failure: end with the failing status ourselves.
         sys.stdout.flush()
         sys.stderr.flush()
         logging.shutdown()
-        os._exit(_exit_code)
+        os._exit(code)

@@ -38,7 +38,7 @@ from loguru import logger
 
 from lmms_eval_unify import gate
 from lmms_eval_unify.env_vars import metrics_env, read
-from lmms_eval_unify.integration import run_status
+from lmms_eval_unify.integration import run_status, seams
 from lmms_eval_unify.integration.data_rows import DATA_ERROR_KEY, checked_data_file
 from lmms_eval_unify.integration.paths import DATA_DIR_ENV
 from lmms_eval_unify.judges.config import JudgeConfig, resolve_endpoint
@@ -81,9 +81,10 @@ def local_data_files(metadata: dict | None, dataset_name: str | None, split: str
     return {split: str(path)}
 
 
-_process_results_once = getattr(ConfigurableTask.process_results, "__wrapped__", ConfigurableTask.process_results)
+_process_results_once = seams.unwrapped_process_results()
 """lmms-eval's ``process_results`` without its tenacity retry (5 tries, 2 s apart, per sample): our scorers
-are deterministic, so a retry only multiplies the time a failing scorer costs."""
+are deterministic, so a retry only multiplies the time a failing scorer costs. Another shape of it is a changed
+seam: every sample's scoring then fails, naming it (``seams.unwrapped_process_results``)."""
 
 TASK_FATAL = (MissingWeightsError, ImportError)
 """Errors that fail every sample the same way: after the first, the task's other samples are not tried."""
