@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -104,26 +104,24 @@ def leaves(name: str, group_subtasks: Mapping[str, list[str]]) -> list[str]:
     return [t for child in children for t in leaves(child, group_subtasks)] if children else [name]
 
 
-def targets(results: Mapping, model: ModelResults) -> Iterator[Target]:
-    """Per benchmark with samples in the run, where its paper scores go (module docstring)."""
+def target_of(results: Mapping, model: ModelResults, benchmark: str) -> Target | None:
+    """Where `benchmark`'s paper scores go (module docstring); None when the run has no samples of its tasks."""
     group_subtasks = results.get("group_subtasks") or {}
     nested = {child for children in group_subtasks.values() for child in children}
     top_level = [name for name in group_subtasks if name not in nested]
-    for benchmark in BENCHMARKS:
-        prefix = part(benchmark, "spec").TASK_PREFIX
-        tasks = sorted(t for t in model.samples if t.startswith(prefix))
-        if not tasks:
-            continue
-        holding = [name for name in top_level if set(leaves(name, group_subtasks)) & set(tasks)]
-        if (
-            len(holding) == 1
-            and group_subtasks.get(holding[0])
-            and all(t.startswith(prefix) for t in leaves(holding[0], group_subtasks))
-        ):
-            yield Target(benchmark, holding[0], tasks, new=False)
-        else:
-            row = benchmark if benchmark not in results.get("results", {}) else f"{benchmark}_{PAPER_FILTER}"
-            yield Target(benchmark, row, tasks, new=True)
+    prefix = part(benchmark, "spec").TASK_PREFIX
+    tasks = sorted(t for t in model.samples if t.startswith(prefix))
+    if not tasks:
+        return None
+    holding = [name for name in top_level if set(leaves(name, group_subtasks)) & set(tasks)]
+    if (
+        len(holding) == 1
+        and group_subtasks.get(holding[0])
+        and all(t.startswith(prefix) for t in leaves(holding[0], group_subtasks))
+    ):
+        return Target(benchmark, holding[0], tasks, new=False)
+    row = benchmark if benchmark not in results.get("results", {}) else f"{benchmark}_{PAPER_FILTER}"
+    return Target(benchmark, row, tasks, new=True)
 
 
 def flag_sets(benchmark: str, tasks: Collection[str]) -> list[list[str]]:
@@ -132,29 +130,38 @@ def flag_sets(benchmark: str, tasks: Collection[str]) -> list[list[str]]:
     return run_flags(tasks) if run_flags else [[]]
 
 
-def leaderboard_parser() -> argparse.ArgumentParser:
-    """A parser of every benchmark's own leaderboard flags (as ``lmms-eval-unify leaderboard`` adds them)."""
-    parser = argparse.ArgumentParser(add_help=False)
-    for benchmark in BENCHMARKS:
-        leaderboard_of(benchmark).add_arguments(parser)
-    return parser
-
-
 def add_paper_scores(results: dict, model_name: str | None = None) -> list[str]:
     """Add the paper scores of every benchmark run to ``results`` (``simple_evaluate``'s, with samples); returns
-    the rows written. `model_name` is the name lmms-eval records (``model_name`` of the results file)."""
+    the rows written. `model_name` is the name lmms-eval records (``model_name`` of the results file).
+
+    Each benchmark is built on its own: one whose leaderboard fails (to import, to parse its flags, to score)
+    loses only its own row, with a warning naming it."""
     try:
         label = model_label({"model_name": model_name, "config": results.get("config") or {}})
         model = run_samples(results, label)
-        parser = leaderboard_parser()
-        defaults = parser.parse_args([])
-        labels = {k: v for b in BENCHMARKS for k, v in leaderboard_of(b).labels(defaults).items()}
-        shown = display_labels([label], labels)
-        models = relabel({label: model}, shown)
-        planned = list(targets(results, model))
     except Exception as exc:  # noqa: BLE001 - never fail the run over its paper scores
         logger.warning("lmms-eval-unify: paper scores not added to the results: {}: {}", type(exc).__name__, exc)
         return []
+    parser = argparse.ArgumentParser(add_help=False)  # every benchmark's flags, as ``leaderboard`` adds them
+    planned: list[Target] = []
+    for benchmark in BENCHMARKS:
+        try:
+            target = target_of(results, model, benchmark)
+            leaderboard_of(benchmark).add_arguments(parser)
+        except Exception as exc:  # noqa: BLE001 - this benchmark's row only
+            _warn(benchmark, benchmark, exc)
+            continue
+        planned += [target] if target else []
+    defaults = parser.parse_args([])
+    labels: dict[str, str] = {}
+    for target in list(planned):
+        try:
+            labels |= leaderboard_of(target.benchmark).labels(defaults)
+        except Exception as exc:  # noqa: BLE001
+            _warn(target.benchmark, target.row, exc)
+            planned.remove(target)
+    shown = display_labels([label], labels)  # one recorded name: no clash to refuse
+    models = relabel({label: model}, shown)
     started: list[tuple[Target, list[tuple[str, Finish]]]] = []
     for target in planned:
         try:
@@ -166,7 +173,7 @@ def add_paper_scores(results: dict, model_name: str | None = None) -> list[str]:
                 finishes.append((suffix, finish))
             started.append((target, finishes))
         except Exception as exc:  # noqa: BLE001
-            _warn(target, exc)
+            _warn(target.benchmark, target.row, exc)
     written = []
     for target, finishes in started:
         try:
@@ -177,7 +184,7 @@ def add_paper_scores(results: dict, model_name: str | None = None) -> list[str]:
                 put_row(results, target, {**values, **sample_counts(model, target.tasks, marked)})
                 written.append(target.row)
         except Exception as exc:  # noqa: BLE001
-            _warn(target, exc)
+            _warn(target.benchmark, target.row, exc)
     return written
 
 
@@ -201,11 +208,11 @@ def sample_counts(
     return counts
 
 
-def _warn(target: Target, exc: Exception) -> None:
+def _warn(benchmark: str, row: str, exc: Exception) -> None:
     logger.warning(
         "lmms-eval-unify: paper scores of {} not added to the results ({}): {}: {}",
-        target.benchmark,
-        target.row,
+        benchmark,
+        row,
         type(exc).__name__,
         exc,
     )

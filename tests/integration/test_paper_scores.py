@@ -18,9 +18,11 @@ from lmms_eval_unify.benchmarks.gapeval.spec import CATEGORIES as GAPEVAL_CATEGO
 from lmms_eval_unify.benchmarks.uni_mmmu.jigsaw import METRICS_ENV
 from lmms_eval_unify.benchmarks.uni_mmmu.offline.data import generate
 from lmms_eval_unify.benchmarks.unig2u import paper as ug
+from lmms_eval_unify.integration import paper_scores as paper_scores_module
 from lmms_eval_unify.integration import preflight, run_context, run_hooks, run_status
 from lmms_eval_unify.integration.paper_scores import add_paper_scores, logged_row, value_caveats
 from lmms_eval_unify.metrics.tiny import TINY_DREAMSIM_TYPE, write_tiny_dreamsim_checkpoint
+from lmms_eval_unify.reports import leaderboard as leaderboard_module
 from lmms_eval_unify.reports.boards import Row
 from lmms_eval_unify.reports.render import MISSING, SAMPLE_COLUMNS
 from lmms_eval_unify.testing.synthetic import write_run
@@ -249,6 +251,32 @@ def test_a_failing_benchmark_is_one_warning_and_the_others_are_added(monkeypatch
     broken = {"samples": {"mme_unify_sipu": None}, "results": {}}
     assert add_paper_scores(broken, MODEL) == []
     assert len(warnings) == 1 and "paper scores not added" in warnings[0]
+
+
+@pytest.mark.parametrize("stage", ["import", "flags", "labels"])
+def test_a_benchmark_whose_leaderboard_cannot_load_costs_only_its_own_row(monkeypatch, warnings, stage):
+    """One benchmark's leaderboard failing to import, to add its flags or to name its models loses only that
+    benchmark's paper scores (a warning names it); every other benchmark's row is still added."""
+    real_part = part
+
+    def failing_part(benchmark: str, name: str):
+        if benchmark == "unig2u" and name == "leaderboard" and stage == "import":
+            raise ImportError("unig2u's leaderboard broke")
+        return real_part(benchmark, name)
+
+    monkeypatch.setattr(paper_scores_module, "part", failing_part)
+    monkeypatch.setattr(leaderboard_module, "part", failing_part)
+    if stage != "import":
+
+        def broke(*args, **kwargs):
+            raise RuntimeError("unig2u's leaderboard broke")
+
+        monkeypatch.setattr(part("unig2u", "leaderboard"), "add_arguments" if stage == "flags" else "labels", broke)
+    results = lmms_eval_results({**MME_UNIFY, **UNIG2U}, MME_UNIFY_GROUPS)
+    assert add_paper_scores(results, MODEL) == ["mme_unify"]
+    assert any(key.endswith(",paper") for key in results["results"]["mme_unify"])
+    assert "unig2u" not in results["results"]
+    assert len(warnings) == 1 and "unig2u" in warnings[0] and "leaderboard broke" in warnings[0]
 
 
 @pytest.fixture
