@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 import yaml
 from leaderboard_runs import base_vlm_tasks, read_csv, run, unified_model_tasks
+from matplotlib.axes import Axes
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.collections import PolyCollection
 from matplotlib.figure import Figure as MplFigure
 from PIL import Image
 
@@ -40,12 +42,32 @@ def assert_legends_outside_data(fig: MplFigure) -> None:
     canvas.draw()
     renderer = canvas.get_renderer()
     width, height = fig.bbox.width, fig.bbox.height
-    legends = [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend() is not None)]
-    for legend in legends:
+    for legend in every_legend(fig):
         box = legend.get_window_extent(renderer)
         assert box.x0 >= -0.5 and box.y0 >= -0.5 and box.x1 <= width + 0.5 and box.y1 <= height + 0.5, box
         for ax in fig.axes:
             assert not box.overlaps(ax.get_window_extent(renderer)), (box, ax.get_window_extent(renderer))
+
+
+def empty_width_fraction(ax: Axes) -> float:
+    """The share of a panel's width its bars leave empty, beyond the first and the last bar (a bar of 0 or of no
+    value keeps its place), read from the drawn bar artists; lay the figure out first."""
+    frame = ax.get_window_extent()
+    xs = [c.get_transform().transform(path.vertices)[:, 0] for c in bar_series(ax) for path in c.get_paths()]
+    if not xs:
+        return 1.0
+    left, right = max(frame.x0, min(x.min() for x in xs)), min(frame.x1, max(x.max() for x in xs))
+    return 1.0 - max(0.0, right - left) / frame.width
+
+
+def bar_series(ax: Axes) -> list[PolyCollection]:
+    """The bar collections of a panel, one per series (the bars of one series are one collection)."""
+    return [c for c in ax.collections if isinstance(c, PolyCollection)]
+
+
+def every_legend(fig: MplFigure) -> list:
+    """The figure's legends and its axes'."""
+    return [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend() is not None)]
 
 
 def many_runs(root: Path, n_models: int, benchmarks: Iterable[str]) -> tuple[Path, Path]:
