@@ -28,7 +28,8 @@ import numpy as np
 
 from lmms_eval_unify.benchmarks.gapeval import export as gapeval_export
 from lmms_eval_unify.benchmarks.gapeval import paper as ge
-from lmms_eval_unify.benchmarks.gapeval.leaderboard import fit_gaps, gap_inputs, score_models
+from lmms_eval_unify.benchmarks.gapeval.gap_fit import fit_gaps
+from lmms_eval_unify.benchmarks.gapeval.leaderboard import gap_inputs, score_models
 from lmms_eval_unify.reports.boards import Options
 from lmms_eval_unify.reports.exports import export
 from lmms_eval_unify.reports.results_io import load_results

@@ -222,20 +222,28 @@ def test_leaderboard_bench_measures_a_few_runs_end_to_end(tmp_path):
     assert numbers["runs"] == 8 and numbers["cpu_s"] > 0 and numbers["figures"] >= 8
     assert 0 < numbers["largest_png_px"][0] <= MAX_PNG_PX[0] and 0 < numbers["largest_png_px"][1] <= MAX_PNG_PX[1]
     assert numbers["peak_rss_mb"] > 0 and numbers["child_peak_rss_mb"] > 0  # the Gap fit ran in its child
+    assert numbers["tree_peak_rss_mb"] > numbers["peak_rss_mb"]  # ... while the leaderboard ran: both counted
 
 
 LEADERBOARD_MAX_RSS_MB = 600
 """Peak RSS of the leaderboard process over 100 full-size runs with figures (351 MB measured here; CI's machine
 has read 13% more). Importing torch alone adds ~0.6 GB (the manifest did, 1013 MB on CI), so a report command
 that loads it again fails here; before issue 24: 30 runs took 2.05 GB, 100 runs were killed past 11 GB."""
+TREE_MAX_RSS_MB = 1000
+"""Peak RSS of the leaderboard and its Gap fit child together over the same runs: the target is 900 MB
+(docs/benchmarks.md), the bound leaves room for CI's machine reading more (790 MB measured here, the child
+~0.55 GB of it, torch's import ~0.5 GB; 940 MB when the child imported the reports through the leaderboard module,
+held its memory until its answer was read and tore torch down on exit)."""
 
 
 @pytest.mark.slow
 def test_leaderboard_over_100_runs_with_figures_stays_in_bounded_memory(tmp_path):
     """The bench kills the leaderboard as soon as its RSS passes the bound (so a regression fails here rather
-    than taking the machine's memory), and reports the process's own peak (ru_maxrss)."""
+    than taking the machine's memory), and reports the process's own peak (VmHWM) and, sampled, that of the
+    process tree with the Gap fit child."""
     numbers = leaderboard_bench_numbers(tmp_path, "--runs", "100", "--max-rss-mb", str(LEADERBOARD_MAX_RSS_MB))
     assert 0 < numbers["peak_rss_mb"] < LEADERBOARD_MAX_RSS_MB
+    assert numbers["peak_rss_mb"] < numbers["tree_peak_rss_mb"] < TREE_MAX_RSS_MB
     assert numbers["figures"] > 10  # pages of every benchmark's figures
 
 

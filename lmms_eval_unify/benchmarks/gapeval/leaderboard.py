@@ -2,11 +2,12 @@
 counts, the Gap fit's convergence per cell, their split-half checks and figures (the ``BenchmarkLeaderboard``
 interface of ``lmms_eval_unify.reports.boards``).
 
-The Gap Score's MIRT fit (torch) runs in a child interpreter, started by `start` and collected when the
-section is finished, so it overlaps the boards of the benchmarks printed before GapEval. A Gap cell whose fit did
-not converge carries a comparability caveat (``Row.caveats``: '‡' with a note naming the variant, its steps and
-the convergence test, and for ``official`` how far the converged ``stable`` fit lies), which ``--strict``
-refuses; Fig. 3 rings its point.
+The Gap Score's MIRT fit (torch) runs in a child interpreter (``gap_fit``), started by `start` and collected
+when the section is finished, so it overlaps the boards of the benchmarks printed before GapEval; its answer goes
+to a file, so it exits (freeing torch's memory) as soon as the fit is done, not when the answer is read. A Gap
+cell whose fit did not converge carries a comparability caveat (``Row.caveats``: '‡' with a note naming the
+variant, its steps and the convergence test, and for ``official`` how far the converged ``stable`` fit lies),
+which ``--strict`` refuses; Fig. 3 rings its point.
 """
 
 from __future__ import annotations
@@ -17,9 +18,11 @@ import subprocess
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, NamedTuple
+from typing import IO, NamedTuple
 
+from lmms_eval_unify.benchmarks import paper_score
 from lmms_eval_unify.benchmarks.gapeval import paper
+from lmms_eval_unify.benchmarks.gapeval.gap_fit import GAP_FIT_CODE, NOT_CONVERGED, GapFit
 from lmms_eval_unify.benchmarks.gapeval.spec import BENCHMARK
 from lmms_eval_unify.reports.boards import (
     Board,
@@ -32,34 +35,24 @@ from lmms_eval_unify.reports.boards import (
     Scored,
     Section,
     evaluate,
-    paper_score,
     ranges,
     split_half_boards,
     to_row,
     unit_sources,
 )
+from lmms_eval_unify.reports.comparability import Caveat
 from lmms_eval_unify.reports.results_io import ModelResults, sample_failure
 
-if TYPE_CHECKING:  # the fit (torch) is imported only in the child interpreter
-    from lmms_eval_unify.benchmarks.gapeval.gap_score import GapScoreResult, ModelGap
-
-GAP_FIT_CODE = (
-    "import json, sys; from lmms_eval_unify.benchmarks.gapeval.leaderboard import fit_gap_report; "
-    "json.dump(fit_gap_report(json.load(sys.stdin), sys.argv[1]), sys.stdout)"
-)
-"""The child interpreter's program: joint proportions in (stdin), `fit_gap_report` of the variant (argv) out."""
-NOT_CONVERGED = "Gap fit not converged"
-"""How the caveat of a Gap cell whose fit did not converge begins."""
 GAP_KEYS = (*(f"{c} {paper.GAP}" for c in paper.CATEGORIES), paper.OVERALL_GAP)
 """The value keys a model's Gap fit gives (they share its convergence)."""
 
 
-class GapFit(NamedTuple):
-    """What the child's fit returns: per model the Gap values (`fit_gaps`) and, for each model whose fit did not
-    converge, why (the caveat its Gap cells carry)."""
+class GapChild(NamedTuple):
+    """The running Gap fit: its process and the files its answer (JSON) and its errors go to."""
 
-    values: dict[str, dict[str, float]]
-    not_converged: dict[str, str]
+    process: subprocess.Popen
+    out: IO[str]
+    err: IO[str]
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -130,59 +123,6 @@ def gap_inputs(scored: list[Scored]) -> dict[str, dict[str, tuple[float, float, 
     }
 
 
-def _fit(joint: Mapping[str, Mapping[str, Sequence[float]]], variant: str) -> GapScoreResult:
-    """`fit_gap_scores` with its non-convergence warning silenced: `boards` reports it per cell."""
-    import warnings
-
-    from lmms_eval_unify.benchmarks.gapeval.gap_score import fit_gap_scores
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return fit_gap_scores(joint, variant=variant)  # type: ignore[arg-type]
-
-
-def gap_values(result: GapScoreResult) -> dict[str, dict[str, float]]:
-    """Gap Scores (0-100, lower is better) per model and category, the overall Gap, and per cell whether its fit
-    converged (`<category> Gap converged`: 1.0 or 0.0)."""
-    return {
-        label: {
-            **{f"{c} {paper.GAP}": cell.gap for c, cell in fit.categories.items()},
-            **{f"{c} {paper.GAP_CONVERGED}": float(cell.converged) for c, cell in fit.categories.items()},
-            paper.OVERALL_GAP: fit.overall,
-        }
-        for label, fit in result.models.items()
-    }
-
-
-def fit_gaps(
-    joint: Mapping[str, Mapping[str, tuple[float, ...]]], variant: str = "official"
-) -> dict[str, dict[str, float]]:
-    """:func:`gap_values` of the MIRT fit in `gap_score` (`variant`)."""
-    return gap_values(_fit(joint, variant))
-
-
-def not_converged_caveat(fit: ModelGap, stable: ModelGap | None) -> str:
-    """The caveat of a model's Gap cells when its fit did not converge: the variant, its steps and the test
-    (`FitStatus.describe`), and how far `stable`, the converged fit of the same rows, lies from it."""
-    line = f"{NOT_CONVERGED}: {fit.fit.describe()}"
-    if stable is None:
-        return f"{line} (docs/gap_score.md)"
-    apart = max(abs(cell.gap - stable.categories[c].gap) for c, cell in fit.categories.items())
-    state = "the converged stable fit" if stable.converged else "the stable fit, which did not converge either,"
-    return f"{line}; {state} differs by up to {apart:.1f} points on these cells (docs/gap_score.md)"
-
-
-def fit_gap_report(joint: Mapping[str, Mapping[str, Sequence[float]]], variant: str = "official") -> dict:
-    """The child's answer (JSON-ready `GapFit`): :func:`gap_values` and, per model whose fit did not converge,
-    :func:`not_converged_caveat`; for `official` such models are also fitted with `stable` to say how far off
-    they are."""
-    result = _fit(joint, variant)
-    failed = result.not_converged()
-    stable = _fit({m: joint[m] for m in failed}, "stable").models if failed and variant == "official" else {}
-    caveats = {m: not_converged_caveat(result.models[m], stable.get(m)) for m in failed}
-    return GapFit(gap_values(result), caveats)._asdict()
-
-
 def fit_caveats(
     gaps: Mapping[str, Mapping[str, float]], variant: str, not_converged: Mapping[str, str]
 ) -> dict[str, str]:
@@ -196,12 +136,14 @@ def fit_caveats(
 
 
 def mark_gap_cells(rows: Sequence[Row], caveats: Mapping[str, str]) -> None:
-    """Put each model's fit caveat on its Gap cells that have a value (`Row.caveats`, printed '‡')."""
+    """Put each model's fit caveat on its Gap cells that have a value (`Row.caveats`, printed '‡'; the notes
+    group them under :data:`NOT_CONVERGED`)."""
     for row in rows:
-        if reason := caveats.get(row.label):
+        if text := caveats.get(row.label):
+            caveat = Caveat(text, NOT_CONVERGED, detail=text.removeprefix(NOT_CONVERGED).removeprefix(": "))
             for key in GAP_KEYS:
                 if row.values.get(key) is not None:
-                    row.caveats[key] = (*row.caveats.get(key, ()), reason)
+                    row.caveats[key] = (*row.caveats.get(key, ()), caveat)
 
 
 def gap_not_converged(gaps: Mapping[str, Mapping[str, float]], variant: str, warn=None) -> list[str]:
@@ -302,27 +244,27 @@ def boards(
     return tables, {r.label: (paper.ability(r.values), r.values.get(paper.OVERALL_GAP)) for r in rows}
 
 
-def _start_gap_fit(joint: Mapping[str, Mapping[str, Sequence[float]]], variant: str) -> subprocess.Popen:
-    """Start the Gap Score fit in a fresh interpreter (JSON in via a temporary file, JSON out on stdout)."""
+def _start_gap_fit(joint: Mapping[str, Mapping[str, Sequence[float]]], variant: str) -> GapChild:
+    """Start the Gap Score fit (`gap_fit.GAP_FIT_CODE`) in a fresh interpreter; JSON in and out through temporary
+    files, so the child never waits on a full pipe for the leaderboard to read it."""
+    out, err = (tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") for _ in range(2))
     with tempfile.TemporaryFile("w+", encoding="utf-8") as inputs:
         json.dump(joint, inputs)
         inputs.seek(0)
-        return subprocess.Popen(
-            [sys.executable, "-c", GAP_FIT_CODE, variant],
-            stdin=inputs,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            encoding="utf-8",
-            errors="replace",
-        )
+        process = subprocess.Popen([sys.executable, "-c", GAP_FIT_CODE, variant], stdin=inputs, stdout=out, stderr=err)
+    return GapChild(process, out, err)
 
 
-def _gap_fit_result(process: subprocess.Popen) -> GapFit:
-    out, err = process.communicate()
-    if process.returncode != 0:
-        print(f"warning: Gap Score fit failed, its cells are left '-':\n{err}", file=sys.stderr)
-        return GapFit({}, {})
-    return GapFit(**json.loads(out))
+def _gap_fit_result(child: GapChild) -> GapFit:
+    """Wait for the child and read its answer; a failed fit is warned about (with its stderr) and gives nothing."""
+    with child.out, child.err:
+        child.process.wait()
+        child.out.seek(0)
+        child.err.seek(0)
+        if child.process.returncode != 0:
+            print(f"warning: Gap Score fit failed, its cells are left '-':\n{child.err.read()}", file=sys.stderr)
+            return GapFit({}, {})
+        return GapFit(**json.load(child.out))
 
 
 def unconverged_points(table2: Board) -> list[str]:
@@ -358,14 +300,16 @@ def start(
             from lmms_eval_unify.reports import plots as pl
 
             keys = [k for h, ks in tables[0].columns for k in ks if "Und." in h or "Gen." in h]
-            figures += pl.grouped_bars(tables[0], keys, "GapEval Und./Gen. per model")
+            figures += pl.grouped_bars(tables[0], keys, "GapEval Und./Gen. per model", ylabel="accuracy (%)")
             scatter = pl.scatter(
                 points,
                 "ability: mean of Und. and Gen. accuracy (%)",
-                "overall Gap Score ↓",
+                "overall Gap Score (0–100, lower is better)",
                 "GapEval: gap vs ability",
                 flagged=unconverged_points(tables[0]),
                 flag_label=f"‡ Gap fit not converged ({args.gap_variant} variant)",
+                board=tables[0],
+                mark_keys=[*keys, paper.OVERALL_GAP],
             )
             if scatter is not None:
                 figures.append(("GapEval gap vs ability (Fig. 3)", scatter))

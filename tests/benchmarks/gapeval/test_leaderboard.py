@@ -128,8 +128,8 @@ def test_an_unconverged_fit_marks_its_gap_cells_and_strict_refuses_them(runs):
     text = markdown(table2)
     assert "| uni-model |" in text and "40.00‡" in next(line for line in text.splitlines() if "| uni-model |" in line)
     assert "‡" not in next(line for line in text.splitlines() if line.startswith("| base-vlm |"))
-    assert f"‡ uni-model / World Knowledge Gap, Numerical Perception Gap, Instruction Following Gap, Reasoning Gap, " \
-           f"Overall Gap: {reason}." in text  # fmt: skip
+    assert "‡ uni-model / World Knowledge Gap, Numerical Perception Gap, Instruction Following Gap, Reasoning Gap, " \
+           "Overall Gap: Gap fit not converged." in text  # the note: the reason; the CSV: each cell's  # fmt: skip
     csv_rows = {row["model"]: row for row in csv.DictReader(io.StringIO(csv_text(table2)))}
     assert (
         csv_rows["uni-model"]["reasoning Gap caveats"] == reason and csv_rows["base-vlm"]["reasoning Gap caveats"] == ""
@@ -154,21 +154,6 @@ def test_the_leaderboards_sample_caveats_add_to_the_fit_caveat(runs):
     mark_boards([table2], {source: ("t: 2 of 4 items (--limit 2)",) for source in cell.sources})
     assert rows["uni-model"].caveats[ge.OVERALL_GAP] == ("fit", "t: 2 of 4 items (--limit 2)")
     assert rows["uni-model"].caveats["reasoning Succ."] == ("t: 2 of 4 items (--limit 2)",)
-
-
-@pytest.mark.heavy  # one official and one stable fit of one model
-def test_the_fit_report_says_why_a_fit_did_not_converge_and_how_far_the_stable_fit_lies():
-    from lmms_eval_unify.benchmarks.gapeval.leaderboard import GapFit, fit_gap_report
-
-    joint = {"m": {c: (0.3, 0.3, 0.1, 0.3) for c in ge.CATEGORIES}}
-    official = GapFit(**fit_gap_report(joint, "official"))
-    (why,) = official.not_converged.values()
-    assert why.startswith("Gap fit not converged: official fit did not converge after its fixed 2000 AdamW steps")
-    assert "converged = full Newton step < 1e-05 in every parameter" in why
-    assert "the converged stable fit differs by up to " in why
-    assert {official.values["m"][f"{c} {ge.GAP_CONVERGED}"] for c in ge.CATEGORIES} == {0.0}
-    stable = GapFit(**fit_gap_report(joint, "stable"))
-    assert stable.not_converged == {} and stable.values["m"][f"reasoning {ge.GAP_CONVERGED}"] == 1.0
 
 
 @pytest.mark.subprocess
