@@ -42,7 +42,7 @@ from typing import Any
 import numpy as np
 import pyarrow.parquet as pq
 import torch
-from _outputs import OutputFiles  # noqa: E402
+from _outputs import OutputFiles
 from PIL import Image
 from torchvision.transforms.functional import to_tensor
 

@@ -17,31 +17,31 @@ import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
-from _cpu_time import interleaved_cpu_times, median, pin_threads  # noqa: E402
+from _cpu_time import interleaved_cpu_times, median, pin_threads
 
 if __name__ == "__main__":  # before numpy and torch load (not when a test imports the script)
     pin_threads()
 
-import argparse  # noqa: E402
-import json  # noqa: E402
-import random  # noqa: E402
-import tempfile  # noqa: E402
-from collections.abc import Callable  # noqa: E402
-from pathlib import Path  # noqa: E402
-from typing import Any  # noqa: E402
-from unittest import mock  # noqa: E402
+import argparse
+import json
+import random
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+from unittest import mock
 
-import released_reference  # noqa: E402
+import released_reference
 
-from lmms_eval_unify.benchmarks.uni_mmmu import official  # noqa: E402
-from lmms_eval_unify.benchmarks.uni_mmmu.scoring import score_puzzle  # noqa: E402
-from lmms_eval_unify.generation.media import MediaStore  # noqa: E402
-from lmms_eval_unify.integration.run_context import EXTRA_MEDIA_ROOTS_ENV  # noqa: E402
-from lmms_eval_unify.output.record import UnifiedOutput  # noqa: E402
-from lmms_eval_unify.puzzles import DOMAINS  # noqa: E402
-from lmms_eval_unify.puzzles.domain import simulate  # noqa: E402
-from lmms_eval_unify.puzzles.maze import generate_maze  # noqa: E402
-from lmms_eval_unify.puzzles.sliding import generate_sliding  # noqa: E402
+from lmms_eval_unify.benchmarks.uni_mmmu import official
+from lmms_eval_unify.benchmarks.uni_mmmu.scoring import score_puzzle
+from lmms_eval_unify.generation.media import MediaStore
+from lmms_eval_unify.integration.run_context import EXTRA_MEDIA_ROOTS_ENV
+from lmms_eval_unify.output.record import UnifiedOutput
+from lmms_eval_unify.puzzles import DOMAINS
+from lmms_eval_unify.puzzles.domain import simulate
+from lmms_eval_unify.puzzles.maze import generate_maze
+from lmms_eval_unify.puzzles.sliding import generate_sliding
 
 GENERATORS: dict[str, Callable[..., Any]] = {"maze": generate_maze, "sliding": generate_sliding}
 Sample = tuple[dict, str]

@@ -21,11 +21,11 @@ from unittest import mock
 import datasets
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
-from board_reference import board_corpus, reference_board, reference_fractions  # noqa: E402
+from board_reference import board_corpus, reference_board, reference_fractions
 
-from lmms_eval_unify.benchmarks.uni_mmmu.scoring import score_puzzle  # noqa: E402
-from lmms_eval_unify.output.record import parse_output  # noqa: E402
-from lmms_eval_unify.puzzles import maze, sliding  # noqa: E402
+from lmms_eval_unify.benchmarks.uni_mmmu.scoring import score_puzzle
+from lmms_eval_unify.output.record import parse_output
+from lmms_eval_unify.puzzles import maze, sliding
 
 PROCESS_RESULTS = {domain: functools.partial(score_puzzle, domain=domain) for domain in ("maze", "sliding")}
 PARSERS = {

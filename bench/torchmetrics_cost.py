@@ -22,31 +22,31 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(__file__))
-from _cpu_time import interleaved_cpu_times, median, pin_threads  # noqa: E402
+from _cpu_time import interleaved_cpu_times, median, pin_threads
 
 if __name__ == "__main__":  # before numpy and torch load (not when a test imports the script)
     pin_threads()
 
-import argparse  # noqa: E402
-import math  # noqa: E402
-import types  # noqa: E402
-from collections.abc import Callable  # noqa: E402
-from typing import Any  # noqa: E402
+import argparse
+import math
+import types
+from collections.abc import Callable
+from typing import Any
 
-import numpy as np  # noqa: E402
-import torch  # noqa: E402
-import torch.nn.functional as F  # noqa: E402
-from torch import nn  # noqa: E402
-from torchmetrics.image.fid import FrechetInceptionDistance  # noqa: E402
-from torchmetrics.multimodal.clip_score import CLIPScore  # noqa: E402
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torchmetrics.image.fid import FrechetInceptionDistance
+from torchmetrics.multimodal.clip_score import CLIPScore
 
-from lmms_eval_unify.metrics import RANDOM_WEIGHTS, MetricConfig, clip_t, fid, get_clip, resolve_config  # noqa: E402
-from lmms_eval_unify.metrics.clip import ClipBackbone  # noqa: E402
-from lmms_eval_unify.metrics.config import TINY_BACKBONE  # noqa: E402
-from lmms_eval_unify.metrics.encoders import EmbeddingCache, ImageEncoder  # noqa: E402
-from lmms_eval_unify.metrics.fid_fvd import _IMAGE_BACKBONES, load_image_features  # noqa: E402
-from lmms_eval_unify.metrics.images import ImageTransform  # noqa: E402
-from lmms_eval_unify.metrics.registry import get_backbone  # noqa: E402
+from lmms_eval_unify.metrics import RANDOM_WEIGHTS, MetricConfig, clip_t, fid, get_clip, resolve_config
+from lmms_eval_unify.metrics.clip import ClipBackbone
+from lmms_eval_unify.metrics.config import TINY_BACKBONE
+from lmms_eval_unify.metrics.encoders import EmbeddingCache, ImageEncoder
+from lmms_eval_unify.metrics.fid_fvd import _IMAGE_BACKBONES, load_image_features
+from lmms_eval_unify.metrics.images import ImageTransform
+from lmms_eval_unify.metrics.registry import get_backbone
 
 BACKBONES = {"tiny": (TINY_BACKBONE, TINY_BACKBONE), "full": ("ViT-B-32-quickgelu", "inception_v3")}
 """--backbones -> (CLIP backbone, FID feature backbone)."""

@@ -39,7 +39,7 @@ from typing import Any
 
 import numpy as np
 import pyarrow.parquet as pq
-from _outputs import OutputFiles  # noqa: E402
+from _outputs import OutputFiles
 from PIL import Image
 
 from lmms_eval_unify import metrics

@@ -15,8 +15,6 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from lmms_eval_unify.model_adapters.official.bagel_backend import CHECKED_COMMIT, WEIGHT_FILES
-from lmms_eval_unify.model_adapters.official_code import OfficialCode, RunsOfficialCode, weights_folder
 from PIL import Image
 
 from lmms_eval_unify.generation.adapter import (
@@ -28,6 +26,9 @@ from lmms_eval_unify.generation.adapter import (
     missing_weights,
     run_only,
 )
+
+from .official.bagel_backend import CHECKED_COMMIT, WEIGHT_FILES
+from .official_code import OfficialCode, RunsOfficialCode, weights_folder
 
 OFFICIAL = OfficialCode(
     model_id="bagel",

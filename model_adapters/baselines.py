@@ -15,6 +15,7 @@ from PIL import Image
 from lmms_eval_unify.generation.adapter import (
     ALL_PRIMITIVES,
     InstrumentPlan,
+    RequestInfo,
     UnifiedModel,
     load_answer_space,
 )
@@ -31,17 +32,24 @@ class Instrument(UnifiedModel):
         self._plan_key: tuple | None = None
         self._current_plan: InstrumentPlan | None = None
 
+    def _request(self) -> RequestInfo:
+        """The request being answered: the instruments answer a task's item, never a bare call."""
+        if self.request is None:
+            raise NotImplementedError(f"{self.model_id} answers only a task's requests (none is being answered)")
+        return self.request
+
     def _plan(self, images: list[Image.Image]) -> InstrumentPlan:
-        request = self.request
+        request = self._request()
         key = (request.task, request.split, request.doc_id)
-        if key != self._plan_key:
-            reference = request.options.get("answer_space")
-            if not reference:
-                raise NotImplementedError(f"task {request.task!r} declares no answer_space for {self.model_id}")
-            doc = self.task_dict[request.task][request.split][request.doc_id]
-            rng = random.Random(self.sample_seed(request.task, request.doc_id))
-            self._current_plan = load_answer_space(reference).plan(doc, images, rng, self.oracle)
-            self._plan_key = key
+        if key == self._plan_key and self._current_plan is not None:
+            return self._current_plan
+        reference = request.options.get("answer_space")
+        if not reference:
+            raise NotImplementedError(f"task {request.task!r} declares no answer_space for {self.model_id}")
+        doc = self.task_dict[request.task][request.split][request.doc_id]
+        rng = random.Random(self.sample_seed(request.task, request.doc_id))
+        self._current_plan = load_answer_space(reference).plan(doc, images, rng, self.oracle)
+        self._plan_key = key
         return self._current_plan
 
     def understand(self, images: list[Image.Image], prompt: str, **decoding: Any) -> str:
@@ -53,7 +61,7 @@ class Instrument(UnifiedModel):
     def generate_video(self, prompt: str, images: list[Image.Image], **decoding: Any) -> list[Image.Image]:
         plan = self._plan(images)
         if not hasattr(plan, "video"):
-            raise NotImplementedError(f"the answer space of {self.request.task!r} has no video answers")
+            raise NotImplementedError(f"the answer space of {self._request().task!r} has no video answers")
         return plan.video(decoding["phase"])
 
 

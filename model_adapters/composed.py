@@ -52,7 +52,7 @@ def generator_class(name: str) -> type[UnifiedModel]:
 
     try:
         cls = get_model(name, force_simple=True)
-    except Exception as exc:  # noqa: BLE001 - unknown names and failing imports alike
+    except Exception as exc:  # unknown names and failing imports alike
         raise ValueError(f"gen={name!r} is not a registered model: {exc}") from exc
     if not isinstance(cls, type) or not issubclass(cls, UnifiedModel) or issubclass(cls, Composed):
         raise ValueError(f"gen={name!r} is not a unified-model adapter (a UnifiedModel other than composed)")

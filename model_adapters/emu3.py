@@ -26,14 +26,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from lmms_eval_unify.model_adapters.hf_common import (
-    TEXT_ONLY_GENERATION_NOTE,
-    OnceLogger,
-    SeededRowSampler,
-    decode_new_tokens,
-    sampling_warpers,
-    signed_pixels_to_pil,
-)
 from PIL import Image
 from transformers import LogitsProcessorList
 
@@ -47,6 +39,15 @@ from lmms_eval_unify.generation.adapter import (
     missing_device,
     missing_weights,
     seeded,
+)
+
+from .hf_common import (
+    TEXT_ONLY_GENERATION_NOTE,
+    OnceLogger,
+    SeededRowSampler,
+    decode_new_tokens,
+    sampling_warpers,
+    signed_pixels_to_pil,
 )
 
 EOL_TOKEN = "<|extra_200|>"
@@ -89,7 +90,7 @@ class VisualTokenConstraint:
         self.end = end
 
     def __call__(self, batch_id: int, input_ids: torch.Tensor) -> list[int]:
-        position = torch.nonzero(input_ids == self.wrapper_id, as_tuple=True)[0][-1].item()
+        position = int(torch.nonzero(input_ids == self.wrapper_id, as_tuple=True)[0][-1])
         offset = input_ids.shape[0] - position
         if offset in self.closing:  # checked before the row rule, so the last token is EOS (not EOL)
             return self.closing[offset]
@@ -153,7 +154,8 @@ class Emu3(UnifiedModel):
         processor = Emu3Processor.from_pretrained(path)
         processor.tokenizer.padding_side = "left"
         use_qwen_pretokenizer(processor.tokenizer)
-        model = Emu3ForConditionalGeneration.from_pretrained(path, dtype=torch.float32).to(self.device).eval()
+        model = Emu3ForConditionalGeneration.from_pretrained(path, dtype=torch.float32)
+        model = model.to(self.device).eval()  # type: ignore[arg-type]  # transformers' @wraps(Module.to)
         # The VQ stays float32, as the official vision tokenizer. Only the language model's parameters take the
         # run's dtype: its rotary frequencies stay float32, as when the whole checkpoint loads in that dtype.
         for parameter in [*model.model.text_model.parameters(), *model.lm_head.parameters()]:

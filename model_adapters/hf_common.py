@@ -18,11 +18,10 @@ def signed_pixels_to_pil(pixels: torch.Tensor, channels_first: bool) -> Image.Im
     """One decoded image with values in [-1, 1] (``CHW`` or ``HWC``) as an RGB PIL image, converted to 8 bits as
     both official scripts do: ``clip((x + 1) / 2 * 255, 0, 255)`` truncated to ``uint8`` (Janus
     ``generation_inference.py:101-104``, Emu3 ``astype(np.uint8)``), not rounded."""
-    array = pixels.detach().float().cpu()
+    values = pixels.detach().float().cpu()
     if channels_first:
-        array = array.permute(1, 2, 0)
-    array = ((array + 1) / 2 * 255).clamp(0, 255).to(torch.uint8).numpy()
-    return Image.fromarray(array)
+        values = values.permute(1, 2, 0)
+    return Image.fromarray(((values + 1) / 2 * 255).clamp(0, 255).to(torch.uint8).numpy())
 
 
 def chat_messages(images: list[Image.Image], prompt: str) -> list[dict[str, Any]]:

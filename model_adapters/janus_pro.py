@@ -13,16 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
-from lmms_eval_unify.model_adapters.hf_common import (
-    TEXT_ONLY_GENERATION_NOTE,
-    OnceLogger,
-    SeededRowSampler,
-    chat_messages,
-    decode_new_tokens,
-    signed_pixels_to_pil,
-)
 from PIL import Image
-from transformers import DynamicCache, LogitsProcessorList
+from transformers import BatchFeature, DynamicCache, LogitsProcessorList
 
 from lmms_eval_unify.generation.adapter import (
     UNDERSTAND_AND_GENERATE,
@@ -34,6 +26,15 @@ from lmms_eval_unify.generation.adapter import (
     missing_device,
     missing_weights,
     seeded,
+)
+
+from .hf_common import (
+    TEXT_ONLY_GENERATION_NOTE,
+    OnceLogger,
+    SeededRowSampler,
+    chat_messages,
+    decode_new_tokens,
+    signed_pixels_to_pil,
 )
 
 DEFAULT_CHECKPOINT = "deepseek-community/Janus-Pro-7B"
@@ -78,7 +79,7 @@ class JanusPro(UnifiedModel):
         self.model = JanusForConditionalGeneration.from_pretrained(self.settings.pretrained, dtype=self.dtype)
         # The official scripts cast the loaded model with .to(bfloat16), buffers included (the rotary inv_freq);
         # from_pretrained(dtype=) alone keeps that buffer float32, and bf16 answers then part from the official.
-        self.model.to(self.device, self.dtype).eval()
+        self.model.to(self.device, self.dtype).eval()  # type: ignore[arg-type]  # transformers' @wraps(Module.to)
         self._notes = OnceLogger()
 
     def official_square(self, image: Image.Image) -> Image.Image:
@@ -104,7 +105,7 @@ class JanusPro(UnifiedModel):
     def _prompt(self, images: list[Image.Image], prompt: str) -> str:
         return self.processor.apply_chat_template(chat_messages(images, prompt), add_generation_prompt=True)
 
-    def _inputs(self, texts: list[str], images: list[Image.Image] | None, mode: str) -> dict[str, torch.Tensor]:
+    def _inputs(self, texts: list[str], images: list[Image.Image] | None, mode: str) -> BatchFeature:
         inputs = self.processor(
             text=texts, images=images or None, generation_mode=mode, padding=True, return_tensors="pt"
         )

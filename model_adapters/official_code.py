@@ -63,7 +63,7 @@ def weights_folder(model_id: str, location: str, required: tuple[str, ...], argu
             from huggingface_hub import snapshot_download
 
             path = Path(snapshot_download(location))
-        except Exception as exc:  # noqa: BLE001 - offline, unknown id, no access: one clear message
+        except Exception as exc:  # offline, unknown id, no access: one clear message
             raise MissingOfficialCode(
                 f"{model_id}: weights {location!r} are neither a local folder nor downloadable ({exc}); "
                 f"download them and pass --model_args {argument}=<folder>"

@@ -13,8 +13,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from lmms_eval_unify.model_adapters.official.omnigen2_backend import CHECKED_COMMIT
-from lmms_eval_unify.model_adapters.official_code import OfficialCode, RunsOfficialCode
 from PIL import Image
 
 from lmms_eval_unify.generation.adapter import (
@@ -26,6 +24,9 @@ from lmms_eval_unify.generation.adapter import (
     missing_weights,
     run_only,
 )
+
+from .official.omnigen2_backend import CHECKED_COMMIT
+from .official_code import OfficialCode, RunsOfficialCode
 
 OFFICIAL = OfficialCode(
     model_id="omnigen2",

@@ -31,7 +31,7 @@ import io
 import json
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from functools import partial
@@ -282,7 +282,7 @@ class OpenAIImage(UnifiedModel):
         ]
         return [images[0] for images in self._concurrently(calls)]
 
-    def _concurrently(self, calls: list[Callable[[], Result]]) -> list[Result]:
+    def _concurrently(self, calls: Sequence[Callable[[], Result]]) -> list[Result]:
         if self.settings.max_concurrency == 1 or len(calls) < 2:
             return [call() for call in calls]
         with ThreadPoolExecutor(max_workers=min(self.settings.max_concurrency, len(calls))) as pool:

@@ -17,9 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lmms_eval_unify.model_adapters.hf_common import TEXT_ONLY_GENERATION_NOTE, OnceLogger
-from lmms_eval_unify.model_adapters.official.show_o2_backend import CHECKED_COMMIT
-from lmms_eval_unify.model_adapters.official_code import MissingOfficialCode, OfficialCode, RunsOfficialCode
 from PIL import Image
 
 from lmms_eval_unify.generation.adapter import (
@@ -32,6 +29,10 @@ from lmms_eval_unify.generation.adapter import (
     missing_weights,
     run_only,
 )
+
+from .hf_common import TEXT_ONLY_GENERATION_NOTE, OnceLogger
+from .official.show_o2_backend import CHECKED_COMMIT
+from .official_code import MissingOfficialCode, OfficialCode, RunsOfficialCode
 
 OFFICIAL = OfficialCode(
     model_id="show_o2",

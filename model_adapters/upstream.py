@@ -25,9 +25,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from lmms_eval.api.instance import Instance, unwrap_generation_output
-from lmms_eval_unify.model_adapters.composed import nested_args
-from lmms_eval_unify.model_adapters.hf_common import TEXT_ONLY_GENERATION_NOTE, OnceLogger
-from lmms_eval_unify.model_adapters.official_code import checkout_commit
 from PIL import Image
 
 from lmms_eval_unify.generation.adapter import (
@@ -47,6 +44,10 @@ from lmms_eval_unify.generation.adapter import (
     run_only,
     seeded,
 )
+
+from .composed import nested_args
+from .hf_common import TEXT_ONLY_GENERATION_NOTE, OnceLogger
+from .official_code import checkout_commit
 
 MODEL_ID = "upstream"
 REQUEST_TASK, REQUEST_SPLIT = "lmms_eval_unify_upstream", "test"
@@ -287,7 +288,7 @@ def load_upstream_class(name: str) -> type:
 
     try:
         return get_model(name, force_simple=True)
-    except Exception as exc:  # noqa: BLE001 - unknown names and failing imports alike
+    except Exception as exc:  # unknown names and failing imports alike
         raise UpstreamUnavailable(
             f"{upstream_label(name)}: lmms-eval cannot load its model class ({type(exc).__name__}: {exc}); "
             f"install what lmms-eval's module imports ({DOCS})"

@@ -159,14 +159,38 @@ def module_constants(path: Path) -> dict[str, str]:
     return constants
 
 
-def direct_reads() -> dict[str, list[str]]:
-    """Per module, the variables of ours it reads with ``os.environ`` / ``os.getenv`` (constants resolved, also
-    those imported from another module of ours)."""
+def package_modules() -> dict[str, Path]:
+    """Every module of ours by its import name."""
     modules = {}
     for folder, package in PACKAGES.items():
         for p in (REPO / folder).rglob("*.py"):
             if "__pycache__" not in p.parts:
                 modules[".".join((package, *p.relative_to(REPO / folder).with_suffix("").parts))] = p
+    return modules
+
+
+def environment_argument(node: ast.AST) -> ast.expr | None:
+    """The name argument of an ``os.environ.get`` / ``os.getenv`` call or an ``os.environ[...]`` read."""
+    if isinstance(node, ast.Call) and ast.unparse(node.func) in ("os.environ.get", "os.getenv"):
+        return node.args[0] if node.args else None
+    if isinstance(node, ast.Subscript) and ast.unparse(node.value) == "os.environ":
+        return node.slice
+    return None
+
+
+def variable_name(argument: ast.expr | None, known: dict[str, str]) -> str:
+    """The variable an environment read names: a string literal or a known constant ("" otherwise)."""
+    if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
+        return argument.value
+    if isinstance(argument, ast.Name):
+        return known.get(argument.id, "")
+    return ""
+
+
+def direct_reads() -> dict[str, list[str]]:
+    """Per module, the variables of ours it reads with ``os.environ`` / ``os.getenv`` (constants resolved, also
+    those imported from another module of ours)."""
+    modules = package_modules()
     constants = {name: module_constants(path) for name, path in modules.items()}
     found: dict[str, list[str]] = {}
     for module, path in modules.items():
@@ -176,17 +200,7 @@ def direct_reads() -> dict[str, list[str]]:
             if isinstance(node, ast.ImportFrom) and node.module in constants:
                 known.update({a.asname or a.name: constants[node.module].get(a.name, "") for a in node.names})
         for node in ast.walk(tree):
-            argument = None
-            if isinstance(node, ast.Call) and ast.unparse(node.func) in ("os.environ.get", "os.getenv"):
-                argument = node.args[0] if node.args else None
-            elif isinstance(node, ast.Subscript) and ast.unparse(node.value) == "os.environ":
-                argument = node.slice
-            if isinstance(argument, ast.Constant) and isinstance(argument.value, str):
-                value = argument.value
-            elif isinstance(argument, ast.Name):
-                value = known.get(argument.id, "")
-            else:
-                continue
+            value = variable_name(environment_argument(node), known)
             if value.startswith(env_vars.PREFIX):
                 found.setdefault(str(path.relative_to(REPO)), []).append(value)
     return found

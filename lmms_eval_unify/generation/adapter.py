@@ -4,7 +4,8 @@ Adapters (``model_adapters/`` here, or a package of your own) import core names 
 the modules behind it can move without breaking them (docs/adding_a_model.md):
 
 * the base class and its settings: :class:`UnifiedModel`, :class:`ModelSettings`, :func:`run_only`,
-  ``PARSE`` (a field's own ``--model_args`` parser), :class:`ModelArgumentError`;
+  ``PARSE`` (a field's own ``--model_args`` parser), :class:`ModelArgumentError`, and :class:`RequestInfo` (the
+  request an adapter is answering, in its attribute of that name);
 * the capability vocabulary: the primitive names and the sets adapters declare as ``UnifiedModel.capabilities``;
 * torch helpers: :func:`seeded`, :func:`decoding_options`, :func:`resolve_device`, :func:`resolve_dtype`;
 * for the baseline instruments, the task's answer space: :class:`InstrumentPlan`, :func:`load_answer_space`;
@@ -43,6 +44,7 @@ from lmms_eval_unify.generation.primitives import (
     UNDERSTAND_AND_GENERATE,
     UNDERSTAND_VIDEO,
     UNDERSTANDING_ONLY,
+    RequestInfo,
 )
 from lmms_eval_unify.generation.readiness import (
     Missing,
@@ -112,6 +114,7 @@ __all__ = [
     "ModelArgumentError",
     "ModelSettings",
     "Refused",
+    "RequestInfo",
     "RetryPolicy",
     "ServerFacts",
     "UnifiedModel",

@@ -72,7 +72,7 @@ class SmokeAnswers:
 
 class SmokePlan(FixedPlan):
     def video(self, phase: Any) -> list[Image.Image]:
-        return [self.answer_image] * 3
+        return [self.image(phase)] * 3
 
 
 SMOKE_ANSWERS = SmokeAnswers()

@@ -45,6 +45,13 @@ class Pending:
     name: str
     call: Call | None = None
 
+    @property
+    def waiting(self) -> Call:
+        """The call the request waits on (asked only of a request whose protocol is still running)."""
+        if self.call is None:
+            raise RuntimeError(f"{self.name}: its protocol has ended and waits on no call")
+        return self.call
+
 
 def greedy(decoding: dict[str, Any]) -> bool:
     """Whether decoding is deterministic (temperature 0 and no sampling), so the seed does not matter."""
@@ -52,7 +59,7 @@ def greedy(decoding: dict[str, Any]) -> bool:
 
 
 def _group_key(item: Pending) -> str:
-    call = item.call
+    call = item.waiting
     decoding = {k: v for k, v in item.run.decoding.items() if k != "seed"}
     return json.dumps([call.primitive, call.phase.name, call.phase.step, decoding], sort_keys=True, default=str)
 
@@ -95,7 +102,7 @@ def _advance(item: Pending, finish: Callable[[Pending, UnifiedOutput], None], re
 
 def _execute(model: Primitives, chunk: list[Pending]) -> list[Any]:
     """Results (or exceptions) of the chunk's calls, which share primitive, phase and decoding."""
-    call = chunk[0].call
+    call = chunk[0].waiting
     started = time.perf_counter()
     results = _batched(model, chunk) if len(chunk) > 1 else None
     if results is None:
@@ -109,18 +116,19 @@ def _execute(model: Primitives, chunk: list[Pending]) -> list[Any]:
 def _batched(model: Primitives, chunk: list[Pending]) -> list[Any] | None:
     """One backend call for the chunk, or None when the adapter has no batched primitive for it (or it
     failed, then each item is served alone)."""
-    call, decoding = chunk[0].call, chunk[0].run.decoding
+    call, decoding = chunk[0].waiting, chunk[0].run.decoding
+    values: list[str] | list[Image.Image]
     try:
         if call.primitive == UNDERSTAND and model.batches_understanding() and greedy(decoding):
-            values = model.understand_batch(
-                [(i.call.images, i.call.prompt) for i in chunk], **decoding, phase=call.phase
+            answers = model.understand_batch(
+                [(i.waiting.images, i.waiting.prompt) for i in chunk], **decoding, phase=call.phase
             )
-            values = [str(v) for v in values]
+            values = [str(v) for v in answers]
         elif call.primitive == GENERATE_IMAGE and model.batches_generation():
-            values = model.generate_image_batch(
-                [(i.call.prompt, i.call.images, {**i.run.decoding, "phase": call.phase}) for i in chunk]
+            images = model.generate_image_batch(
+                [(i.waiting.prompt, i.waiting.images, {**i.run.decoding, "phase": call.phase}) for i in chunk]
             )
-            values = [_checked_image(v) for v in values]
+            values = [_checked_image(v) for v in images]
         else:
             return None
         if len(values) != len(chunk):
@@ -132,7 +140,8 @@ def _batched(model: Primitives, chunk: list[Pending]) -> list[Any] | None:
 
 
 def _single(model: Primitives, item: Pending) -> Any:
-    call, decoding = item.call, {**item.run.decoding, "phase": item.call.phase}
+    call = item.waiting
+    decoding = {**item.run.decoding, "phase": call.phase}
     model.request = item.info
     try:
         if call.primitive == UNDERSTAND:

@@ -91,14 +91,16 @@ class UnifiedModel(lmms):
     is_simple = True
     model_id: ClassVar[str] = "unified"
     capabilities: ClassVar[frozenset[str]] = frozenset()
-    max_input_images: ClassVar[int | None] = None
-    """How many input images the model takes (``1`` for single-image models; ``None``: any number)."""
+    max_input_images: int | None = None
+    """How many input images the model takes (``1`` for single-image models; ``None``: any number); an adapter
+    whose count depends on its settings sets it on the instance."""
     settings_class: ClassVar[type[ModelSettings]] = ModelSettings
     """The adapter's ``--model_args``: a :class:`ModelSettings` dataclass (see docs/adding_a_model.md)."""
 
     @classmethod
-    def missing(cls, settings: ModelSettings) -> list[Missing]:
-        """What building this model with ``settings`` needs and this machine lacks (its code, weights, device,
+    def missing(cls, settings: Any) -> list[Missing]:
+        """What building this model with ``settings`` (an instance of ``cls.settings_class``, which each adapter
+        annotates with its own class) needs and this machine lacks (its code, weights, device,
         credentials), found without building or loading anything: the run preflight and ``check-adapter`` list
         it before the model is built. Every adapter that loads something declares it with the helpers of
         ``lmms_eval_unify.generation.readiness``; the default (the baseline instruments) lacks nothing."""

@@ -145,7 +145,8 @@ class PairOutcome:
 def pair_outcome(part: str, index: int, raw_a: str, raw_b: str) -> PairOutcome:
     """Read both sides' records: an answer pair (and whether it agrees) or an image pair, or the failure."""
     outcome = PairOutcome(part, index)
-    sides = []
+    texts: list[str] = []
+    pictures: list[Image.Image] = []
     for name, raw in (("A", raw_a), ("B", raw_b)):
         parsed = parse_output(raw)
         problem = parsed.failure.detail if parsed.failure else parsed.record.error or parsed.record.unsupported
@@ -153,18 +154,18 @@ def pair_outcome(part: str, index: int, raw_a: str, raw_b: str) -> PairOutcome:
             outcome.failure = f"{name}: {problem}"
             return outcome
         if part == "answer":
-            sides.append(parsed.record.text)
+            texts.append(parsed.record.text)
             continue
         images = parsed.load_images(1)
         if isinstance(images, OutputFailure):
             outcome.failure = f"{name}: {images.reason}: {images.detail}"
             return outcome
-        sides.append(images[0])
+        pictures.append(images[0])
     if part == "answer":
-        outcome.answers = (sides[0], sides[1])
-        outcome.agree = normalised_answer(sides[0]) == normalised_answer(sides[1])
+        outcome.answers = (texts[0], texts[1])
+        outcome.agree = normalised_answer(texts[0]) == normalised_answer(texts[1])
     else:
-        outcome.images = (sides[0], sides[1])
+        outcome.images = (pictures[0], pictures[1])
     return outcome
 
 

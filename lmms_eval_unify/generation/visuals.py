@@ -112,7 +112,7 @@ def visuals_fingerprint(visuals: Any) -> str:
         elif isinstance(item, dict) and item.get("bytes"):
             digest.update(b"bytes:" + bytes(item["bytes"]))
         elif isinstance(item, (dict, Video, str, Path)):
-            path = item.get("video") or item.get("path") if isinstance(item, dict) else getattr(item, "path", item)
+            path: Any = item.get("video") or item.get("path") if isinstance(item, dict) else getattr(item, "path", item)
             try:
                 stat = Path(path).stat()
                 digest.update(f"file:{path}:{stat.st_size}:{stat.st_mtime_ns}".encode())
@@ -128,6 +128,7 @@ def visuals_fingerprint(visuals: Any) -> str:
 def to_pil_images(visuals: Any) -> list[Image.Image]:
     """Task visuals (PIL images, paths, HF image dicts, nested lists) as RGB PIL images; no videos."""
     items = flatten_visuals(visuals)
-    if any(isinstance(item, Video) for item in items):
+    images = [item for item in items if not isinstance(item, Video)]
+    if len(images) < len(items):
         raise TypeError("a video visual where images were expected")
-    return items
+    return images

@@ -16,4 +16,6 @@ def tasks_path() -> Path:
     editable installs (the repository's top-level ``tasks/`` mapped onto ``lmms_eval_unify.tasks``).
     """
     spec = importlib.util.find_spec("lmms_eval_unify.tasks")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("lmms_eval_unify.tasks is not installed: reinstall the plugin")
     return Path(next(iter(spec.submodule_search_locations))).resolve()

@@ -88,6 +88,7 @@ def resolve_endpoint(config: JudgeConfig, default_model: str | None) -> Endpoint
     model = config.model or read(ENV_MODEL) or default_model
     if not model:
         raise JudgeNotConfiguredError(f"No judge model: set {ENV_MODEL} or the task's judge `model` override.")
+    key: str | None
     if config.api_key is not None:
         key = config.api_key
     elif config.api_key_env:

@@ -74,7 +74,7 @@ def _secret_pattern(secret: str) -> re.Pattern[str]:
         return "%" + "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else c for c in escape[1])
 
     def encoded_byte(byte: int) -> str:
-        high, low = f"{byte:02X}"
+        high, low = f"{byte >> 4:X}", f"{byte & 0xF:X}"
         return f"%[{high}{high.lower()}][{low}{low.lower()}]"
 
     def each_char_maybe_encoded(text: str) -> str:

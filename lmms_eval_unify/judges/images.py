@@ -46,12 +46,12 @@ def encode_image(image: ImageInput, fmt: str = "original", max_width: int | None
     'original' keeps the file bytes untouched when no resize is needed (PIL inputs become PNG).
     """
     pil, raw = _open(image)
-    resize = max_width is not None and pil.width > max_width
-    if fmt == "original" and raw is not None and not resize and pil.format in _MIME:
+    width = max_width if max_width is not None and pil.width > max_width else None
+    if fmt == "original" and raw is not None and width is None and pil.format in _MIME:
         return EncodedImage(_MIME[pil.format], raw)
-    if resize:
-        height = max(1, round(pil.height * max_width / pil.width))
-        pil = pil.resize((max_width, height), Image.Resampling.LANCZOS)
+    if width is not None:
+        height = max(1, round(pil.height * width / pil.width))
+        pil = pil.resize((width, height), Image.Resampling.LANCZOS)
     target = "JPEG" if fmt == "jpeg" else "PNG"
     if target == "JPEG" and pil.mode not in ("RGB", "L"):
         pil = pil.convert("RGB")

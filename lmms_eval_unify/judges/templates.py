@@ -114,8 +114,7 @@ class Template:
                 content.append({"type": "text", "text": _substitute(segment.text, values)})
                 continue
             if segment.addendum:
-                category = self.addendum.select(values) if self.addendum else None
-                if category:
+                if self.addendum and (category := self.addendum.select(values)):
                     content.append({"type": "text", "text": self.addendum.texts[category]})
                 continue
             encoded = self._encode_slot(segment, images.get(segment.slot or ""))
@@ -124,7 +123,7 @@ class Template:
             for image in encoded:
                 content.append({"type": "image_url", "image_url": {"url": image.data_url}})
                 hashes.append(image.sha256)
-        messages = [{"role": "system", "content": self.system}] if self.system else []
+        messages: list[dict[str, Any]] = [{"role": "system", "content": self.system}] if self.system else []
         messages.append({"role": "user", "content": _merge_text(content)})
         return RenderedPrompt(messages=messages, image_hashes=tuple(hashes))
 

@@ -169,7 +169,7 @@ def parse_output(raw: object) -> ParsedOutput:
     """
     try:
         return _within_limits(_parse_output(raw))
-    except Exception as exc:  # the contract is "never raises": any parser surprise is a failed record
+    except Exception as exc:  # noqa: BLE001 - the contract is "never raises": any parser surprise is a failed record
         return ParsedOutput(UnifiedOutput("unknown"), OutputFailure("malformed_record", type(exc).__name__))
 
 

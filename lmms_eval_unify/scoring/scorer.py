@@ -25,7 +25,8 @@ from lmms_eval_unify.output.record import OutputFailure, parse_output
 if TYPE_CHECKING:
     from lmms_eval_unify.judges import JudgeResult
 
-Values = dict[str, float | int | None]
+Values = Mapping[str, float | int | None]
+"""Metric name -> value of one sample (``None``: the metric does not apply); read-only to the wrapper."""
 
 
 @dataclass

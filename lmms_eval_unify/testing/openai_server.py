@@ -328,7 +328,7 @@ class OpenAICompatServer:
     @property
     def base_url(self) -> str:
         assert self._httpd is not None, "server not started"
-        host, port = self._httpd.server_address[:2]
+        host, port = self._httpd.socket.getsockname()[:2]
         return f"http://{host}:{port}/v1"
 
     # ----------------------------------------------------------------- lifecycle

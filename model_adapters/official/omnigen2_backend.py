@@ -27,7 +27,7 @@ def import_model_code(module: str) -> Any:
     import torch
 
     if not torch.cuda.is_available():
-        import_utils = importlib.import_module("omnigen2.utils.import_utils")
+        import_utils: Any = importlib.import_module("omnigen2.utils.import_utils")  # the official code: no types
         import_utils._triton_available = False
     return importlib.import_module(module)
 

@@ -53,7 +53,7 @@ def for_each_seed(seeds: Sequence[int], check: Callable[[int], None]) -> None:
     for seed in seeds:
         try:
             check(seed)
-        except Exception as exc:  # every failure of a seed is reported with that seed
+        except Exception as exc:  # noqa: BLE001 - every failure of a seed is reported with that seed
             failures[seed] = exc
     if failures:
         seed, error = next(iter(failures.items()))

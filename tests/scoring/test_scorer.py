@@ -97,7 +97,7 @@ def test_every_task_names_its_scorer_and_every_metric_is_produced(config):
     params = metadata_params(config["process_results"], config["metadata"], config["task"])
     listed = {m["metric"] for m in config["metric_list"]}
     assert listed == {*spec.metric_names(params), "invalid_outputs"}
-    # The paper roll-up is named once, by the benchmark's spec.PAPER_SCORE (tests/reports/test_leaderboard.py).
+    # The paper roll-up is named once, by the benchmark's registry entry (tests/reports/test_leaderboard.py).
     assert "paper_score" not in config["metadata"]
 
 

@@ -200,7 +200,7 @@ def prompt_coordinates(doc: dict) -> list[list[int] | None]:
     if start is None:
         return [None] * len(doc["actions"])
     row, col = start[0] - 1, start[1] - 1
-    out = []
+    out: list[list[int] | None] = []
     for action in doc["actions"]:
         d_row, d_col = vcot.MOVES.get(action, (0, 0))  # "Finish" stays
         row, col = row + d_row, col + d_col

@@ -61,6 +61,15 @@ class LakePlan:
         return self.images[phase.step - 1]
 
 
+def _positions(doc: dict) -> list[list[int]]:
+    """The prompt's 0-indexed [x, y] after each move; an item without a readable start has none to plan on."""
+    positions = prompt_coordinates(doc)
+    known = [position for position in positions if position is not None]
+    if len(known) < len(positions):
+        raise ValueError("the item's start position is unreadable")
+    return known
+
+
 def _step_text(move: str, cell: vcot.Cell) -> str:
     return f"Action: {move}\nLocation: [{cell[1]}, {cell[0]}]"
 
@@ -78,20 +87,20 @@ class LakeSpace:
         references = tuple(to_pil_images(list(doc["step_images"])))
         moves = [a for a in doc["actions"] if a != "Finish"]
         if oracle:
-            cells = [(y, x) for x, y in prompt_coordinates(doc)[: len(moves)]]
+            cells = [(y, x) for x, y in _positions(doc)[: len(moves)]]
             texts = tuple(_step_text(m, c) for m, c in zip(moves, cells, strict=True))
             after = board_states(doc)[1:]
             images = tuple(after[min(i, len(after) - 1)] for i in range(len(moves)))
             return LakePlan(texts, images, _step_text("Finish", cells[-1]))
-        x, y = prompt_coordinates(doc)[0]
+        x, y = _positions(doc)[0]
         cell = (y - vcot.MOVES[moves[0]][0], x - vcot.MOVES[moves[0]][1])
         board = vcot.Lake(int(doc["grid_size"]), frozenset(), cell, cell)
-        texts = []
+        steps = []
         for _ in range(rng.randint(1, 8)):
             move = rng.choice([m for m in vcot.MOVES if board.free(vcot.step(cell, m))])
             cell = vcot.step(cell, move)
-            texts.append(_step_text(move, cell))
-        return LakePlan(tuple(texts), tuple(rng.choice(references) for _ in texts), _step_text("Finish", cell))
+            steps.append(_step_text(move, cell))
+        return LakePlan(tuple(steps), tuple(rng.choice(references) for _ in steps), _step_text("Finish", cell))
 
 
 VCOT = LakeSpace()

@@ -46,8 +46,8 @@ def shortest_path(lake: Lake) -> list[str] | None:
         cell = queue.popleft()
         if cell == lake.goal:
             moves = []
-            while previous[cell] is not None:
-                cell, move = previous[cell]
+            while (came_from := previous[cell]) is not None:
+                cell, move = came_from
                 moves.append(move)
             return moves[::-1]
         for move in MOVES:

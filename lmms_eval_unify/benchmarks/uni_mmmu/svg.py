@@ -81,7 +81,7 @@ def check_structure(svg: str) -> None:
         stack.extend((child, level + 1) for child in element)
     if elements > MAX_ELEMENTS or depth > MAX_DEPTH:
         raise UnsafeSVGError(f"SVG of {elements} elements, {depth} deep > {MAX_ELEMENTS} or {MAX_DEPTH}")
-    by_id = {element.get("id"): element for element in root.iter() if element.get("id")}
+    by_id = {name: element for element in root.iter() if (name := element.get("id"))}
     try:
         expanded = _expanded_size(root, by_id, {}, set())
     except RecursionError:

@@ -32,12 +32,20 @@ def phyx_doc_to_visual(doc: dict) -> list:
     return [base64_image(doc["image"])]
 
 
+def _subtask_rows(dataset, subtask: str):
+    """The rows of ``subtask``'s own ``type`` in the file it shares with its siblings."""
+    doc_type = SUBTASKS[subtask].doc_type
+    if doc_type is None:
+        raise ValueError(f"{subtask} reads every row of its file")
+    return rows_of_type(dataset, doc_type)
+
+
 def visual_track_docs(dataset):
-    return rows_of_type(dataset, SUBTASKS["visual_track"].doc_type)
+    return _subtask_rows(dataset, "visual_track")
 
 
 def fine_discrim_docs(dataset):
-    return rows_of_type(dataset, SUBTASKS["fine_discrim"].doc_type)
+    return _subtask_rows(dataset, "fine_discrim")
 
 
 def vsp_doc_to_visual(doc: dict) -> list:

@@ -191,7 +191,7 @@ def judge_request(family: str, doc: dict, text: str) -> tuple[str, dict, str]:
         return "unig2u.auxsolidmath", variables, "text_ok"
     if family == "phyx":
         truth = str(doc["answer"]).strip()
-        letters = LABELS if len(truth) == 1 and truth.upper() in LABELS else ()
+        letters: tuple[str, ...] = LABELS if len(truth) == 1 and truth.upper() in LABELS else ()
         return "unig2u.answer_match", {"question": doc["question"], "answer": truth,
                                        "response": extracted_answer(text, letters)}, "correct"  # fmt: skip
     if family == "babyvision":

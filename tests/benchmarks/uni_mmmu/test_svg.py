@@ -38,7 +38,7 @@ def test_external_url_is_never_fetched():
     hits = []
 
     class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):  # noqa: N802
+        def do_GET(self):
             hits.append(self.path)
             self.send_response(404)
             self.end_headers()

@@ -119,7 +119,8 @@ def chart(labels: list[str], values: list[int]) -> Image.Image:
     axis.bar_label(bars)
     axis.set_title("Sales by product")
     figure.canvas.draw()
-    image = Image.frombuffer("RGBA", figure.canvas.get_width_height(), figure.canvas.buffer_rgba()).convert("RGB")
+    rgba = figure.canvas.buffer_rgba()  # type: ignore[attr-defined]  # an Agg canvas method
+    image = Image.frombuffer("RGBA", figure.canvas.get_width_height(), rgba).convert("RGB")
     plt.close(figure)
     return image
 
@@ -276,7 +277,7 @@ BABYVISION_TYPES = {"Fine-grained Discrimination": "Find the same", "Visual Trac
 def babyvision_rows(n: int, rng: random.Random) -> list[dict]:
     """``n`` items of each BabyVision type, alternating choice items (which photo) and blank items (how
     many red dots, 1..9)."""
-    rows = []
+    rows: list[dict] = []
     for doc_type, subtype in BABYVISION_TYPES.items():
         for i in range(n):
             row = {"type": doc_type, "subtype": subtype, "taskId": len(rows), "options": None, "choiceAns": None,
