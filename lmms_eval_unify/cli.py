@@ -3,41 +3,88 @@
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 from lmms_eval_unify import env_vars
-from lmms_eval_unify.benchmarks import BENCHMARKS, DEMO_BENCHMARK, part
+from lmms_eval_unify.benchmarks import BENCHMARKS, DEMO_BENCHMARK, has_part, part
 from lmms_eval_unify.console import tolerate_any_locale
 from lmms_eval_unify.integration.paths import tasks_path
 from lmms_eval_unify.writes import EXIT_REFUSED, WriteRefused
 
 DEMO_MODELS = ("unify_oracle", "unify_random")
-DELEGATED = {
-    "leaderboard": ("lmms_eval_unify.reports.leaderboard", "rebuild the papers' tables from saved runs"),
-    "score": ("lmms_eval_unify.integration.rescore", "score saved runs again without the model"),
-    "gallery": ("lmms_eval_unify.reports.gallery", "HTML gallery of runs' samples"),
-    "export": ("lmms_eval_unify.reports.exports", "write runs in a benchmark's released exchange format"),
-    "check-adapter": (
-        "lmms_eval_unify.generation.check_adapter",
-        "smoke-test an adapter: one sample of each protocol it claims",
-    ),
+Main = Callable[[list[str]], int]
+"""A subcommand's own ``main(argv)``: it parses its arguments and returns the exit status."""
+
+
+def _leaderboard() -> Main:
+    from lmms_eval_unify.reports import leaderboard
+
+    return leaderboard.main
+
+
+def _rescore() -> Main:
+    from lmms_eval_unify.integration import rescore
+
+    return rescore.main
+
+
+def _gallery() -> Main:
+    from lmms_eval_unify.reports import gallery
+
+    return gallery.main
+
+
+def _exports() -> Main:
+    from lmms_eval_unify.reports import exports
+
+    return exports.main
+
+
+def _check_adapter() -> Main:
+    from lmms_eval_unify.generation import check_adapter
+
+    return check_adapter.main
+
+
+def _judges() -> Main:
+    from lmms_eval_unify.judges import cli
+
+    return cli.main
+
+
+def _environments() -> Main:
+    from lmms_eval_unify.generation import environments
+
+    return environments.main
+
+
+def _doctor() -> Main:
+    from lmms_eval_unify.integration import doctor
+
+    return doctor.main
+
+
+DELEGATED: dict[str, tuple[Callable[[], Main], str]] = {
+    "leaderboard": (_leaderboard, "rebuild the papers' tables from saved runs"),
+    "score": (_rescore, "score saved runs again without the model"),
+    "gallery": (_gallery, "HTML gallery of runs' samples"),
+    "export": (_exports, "write runs in a benchmark's released exchange format"),
+    "check-adapter": (_check_adapter, "smoke-test an adapter: one sample of each protocol it claims"),
     "judge": (
-        "lmms_eval_unify.judges.cli",
+        _judges,
         "`judge serve`: the reference judges on loopback, for offline trials; `judge estimate`: a run's judge calls",
     ),
     "env": (
-        "lmms_eval_unify.generation.environments",
+        _environments,
         "`env create MODEL`: the environment a model's official code runs in (show_o2, bagel, omnigen2)",
     ),
-    "doctor": (
-        "lmms_eval_unify.integration.doctor",
-        "check that lmms-eval can load every model plugin, ours included; name the broken ones",
-    ),
+    "doctor": (_doctor, "check that lmms-eval can load every model plugin, ours included; name the broken ones"),
 }
-"""Subcommands with their own argument parser: ``module.main(argv)``."""
+"""Subcommands with their own argument parser: (a function returning its ``main``, its help)."""
 
 
 def _cmd_tasks_path(args: argparse.Namespace) -> int:
@@ -55,13 +102,12 @@ def _cmd_tasks(args: argparse.Namespace) -> int:
     return 0
 
 
-def _benchmark_data(name: str):
+def _benchmark_data(name: str) -> ModuleType:
     if name not in BENCHMARKS:
         raise SystemExit(f"unknown benchmark {name!r}; choose from {', '.join(BENCHMARKS)}")
-    try:
-        return importlib.import_module(f"lmms_eval_unify.benchmarks.{name}.offline.data")
-    except ModuleNotFoundError as exc:
-        raise SystemExit(f"{name} has no data tools yet ({exc})") from exc
+    if not has_part(name, "offline.data"):
+        raise SystemExit(f"{name} has no data tools yet")
+    return part(name, "offline.data")
 
 
 def _cmd_data_generate(args: argparse.Namespace) -> int:
@@ -69,6 +115,8 @@ def _cmd_data_generate(args: argparse.Namespace) -> int:
     Every file goes through the write gate, confined to ``<out>/<benchmark>``; a refusal stops with exit 2."""
     import datasets
     from tqdm import tqdm
+
+    from lmms_eval_unify.integration.provenance import generated_source, mark_local_data
 
     out = Path(args.out).resolve()
     modules = {name: _benchmark_data(name) for name in args.benchmarks or [DEMO_BENCHMARK]}
@@ -80,6 +128,7 @@ def _cmd_data_generate(args: argparse.Namespace) -> int:
             with tqdm(desc=name, unit=" files", leave=False, disable=None) as bar:
                 try:
                     paths = module.generate(out, args.n, args.seed, on_file=lambda path: bar.update())
+                    mark_local_data(paths, generated_source(args.seed, args.n), out / name)
                 except WriteRefused as refused:  # a symlink or special file planted in the data folder
                     print(f"error: {name}: {refused}", file=sys.stderr)
                     return EXIT_REFUSED
@@ -97,13 +146,9 @@ def _cmd_data_prepare(argv: list[str]) -> int:
         raise SystemExit(f"usage: lmms-eval-unify data prepare {{{','.join(BENCHMARKS)}}} ...")
     if argv[0] not in BENCHMARKS:
         raise SystemExit(f"unknown benchmark {argv[0]!r}; choose from {', '.join(BENCHMARKS)}")
-    try:
-        prepare = part(argv[0], "offline.prepare")
-    except ModuleNotFoundError as exc:
-        if exc.name != f"lmms_eval_unify.benchmarks.{argv[0]}.offline.prepare":
-            raise
-        raise SystemExit(f"{argv[0]} has no published data to prepare") from exc
-    return prepare.prepare_main(argv[1:])
+    if not has_part(argv[0], "offline.prepare"):
+        raise SystemExit(f"{argv[0]} has no published data to prepare")
+    return part(argv[0], "offline.prepare").prepare_main(argv[1:])
 
 
 def _positive_int(text: str) -> int:
@@ -157,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
         return env_vars.EXIT_MALFORMED
     argv = sys.argv[1:] if argv is None else argv
     if argv and argv[0] in DELEGATED:
-        return importlib.import_module(DELEGATED[argv[0]][0]).main(argv[1:])
+        return DELEGATED[argv[0]][0]()(argv[1:])
     if argv[:2] == ["data", "prepare"]:
         return _cmd_data_prepare(argv[2:])
     args = build_parser().parse_args(argv)

@@ -10,6 +10,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from lmms_eval_unify.benchmarks import ENTRIES
+
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = {
     "lmms_eval_unify": ROOT / "lmms_eval_unify",
@@ -53,12 +55,18 @@ def _imported_names(module: str, path: Path) -> list[str]:
 
 
 def import_graph() -> dict[str, set[str]]:
-    """Module -> the modules of ours it imports."""
+    """Module -> the modules of ours it imports, but for a benchmark entry's imports of its own parts.
+
+    A benchmark's entry (``benchmarks/<b>/__init__.py``) imports each of its parts inside the zero-arg function
+    the registry calls: that is dispatch, the one way horizontal code reaches a benchmark's modules, not a
+    dependency of the entry, and those modules may use horizontal code (which may use the registry)."""
     modules = module_files()
     graph = {}
     for module, path in modules.items():
         targets = (_ours(name, modules) for name in _imported_names(module, path))
         graph[module] = {target for target in targets if target and target != module}
+    for entry in ENTRIES.values():
+        graph[entry.__name__] = {t for t in graph[entry.__name__] if not t.startswith(f"{entry.__name__}.")}
     return graph
 
 
@@ -115,6 +123,15 @@ def test_no_import_cycle_between_our_modules():
     assert not cycles, "modules that import each other (directly or around a loop): " + "; ".join(
         " <-> ".join(cycle) for cycle in cycles
     )
+
+
+def test_a_benchmark_entry_imports_its_parts_only_inside_the_functions_the_registry_calls():
+    modules = module_files()
+    for entry in ENTRIES.values():
+        top_level = [n for n in ast.parse(Path(entry.__file__).read_text()).body if isinstance(n, ast.ImportFrom)]
+        imported = {f"{n.module}.{alias.name}" for n in top_level for alias in n.names}
+        parts = {module for module in modules if module.startswith(f"{entry.__name__}.")}
+        assert not {_ours(name, modules) for name in imported} & parts, f"{entry.__name__} imports a part eagerly"
 
 
 def test_protocols_and_the_engine_depend_on_the_primitives_contract_not_on_the_model():

@@ -13,10 +13,8 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from importlib.util import find_spec
 
-from lmms_eval_unify import benchmarks as registry
-from lmms_eval_unify.benchmarks import BENCHMARKS, part
+from lmms_eval_unify.benchmarks import BENCHMARKS, has_part, part
 from lmms_eval_unify.judges.config import REFERENCE_JUDGE_MODEL
 from lmms_eval_unify.testing.openai_server import ChatRequest, OpenAICompatServer
 
@@ -25,8 +23,7 @@ NOT_JUDGED = "The reference judge does not recognise this prompt: it judges gene
 
 def reference_verdicts() -> list[Callable[[ChatRequest], str]]:
     """Each registered benchmark's reference ``verdict``, in registry order."""
-    judged = [b for b in BENCHMARKS if find_spec(f"{registry.__name__}.{b}.reference_judge") is not None]
-    return [part(b, "reference_judge").verdict for b in judged]
+    return [part(b, "reference_judge").verdict for b in BENCHMARKS if has_part(b, "reference_judge")]
 
 
 def reference_verdict(request: ChatRequest) -> str:

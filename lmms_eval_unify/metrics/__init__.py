@@ -14,7 +14,6 @@ _SOURCES = {
     "Choice": "lmms_eval_unify.metrics.clip",
     "DistanceResult": "lmms_eval_unify.metrics.fid_fvd",
     "FeatureStatistics": "lmms_eval_unify.metrics.frechet",
-    "JigsawImageScore": "lmms_eval_unify.metrics.dreamsim_metric",
     "MetricConfig": "lmms_eval_unify.metrics.config",
     "MissingWeightsError": "lmms_eval_unify.metrics.config",
     "RANDOM_WEIGHTS": "lmms_eval_unify.metrics.config",
@@ -30,10 +29,8 @@ _SOURCES = {
     "frechet_distance": "lmms_eval_unify.metrics.frechet",
     "fvd": "lmms_eval_unify.metrics.fid_fvd",
     "get_clip": "lmms_eval_unify.metrics.clip",
-    "jigsaw_dreamsim_score": "lmms_eval_unify.metrics.dreamsim_metric",
     "lpips_distance": "lmms_eval_unify.metrics.lpips_metric",
-    "normalise_distance_score": "lmms_eval_unify.metrics.frechet",
-    "resample_frames": "lmms_eval_unify.metrics.fid_fvd",
+    "require_dreamsim": "lmms_eval_unify.metrics.dreamsim_metric",
     "resolve_config": "lmms_eval_unify.metrics.config",
 }
 

@@ -52,7 +52,7 @@ class Choice:
 
 @dataclass
 class ClipBackbone:
-    model: torch.nn.Module
+    model: Any  # an open_clip CLIP module (open_clip has no type information)
     tokenizer: Any
     images: ImageEncoder
     texts: EmbeddingCache
@@ -121,7 +121,8 @@ def pretrained_source(config: MetricConfig) -> str:
     )
 
 
-def _build_clip_model(config: MetricConfig) -> torch.nn.Module:
+def _build_clip_model(config: MetricConfig) -> Any:
+    """An open_clip CLIP module (open_clip has no type information)."""
     import open_clip  # imported on first use: it pulls in timm and costs seconds at import time
 
     if config.backbone == TINY_BACKBONE and not config.random_weights:
@@ -180,7 +181,7 @@ def _pairwise_cosine(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 def clip_image_similarity(
     images_a: Sequence[ImageInput], images_b: Sequence[ImageInput], config: ConfigLike = None
 ) -> torch.Tensor:
-    """CLIP-I: cosine of image embeddings for each pair, float64 [N] (MME-Unify reports it x100)."""
+    """CLIP-I: cosine of image embeddings for each pair, float64 [N] (x1; a paper showing x100 scales it)."""
     if len(images_a) != len(images_b):
         raise ValueError("clip_image_similarity needs the same number of images on both sides")
     clip = get_clip(config)
@@ -198,8 +199,8 @@ def clip_t(
 ) -> torch.Tensor:
     """CLIP-T: scale * cos(image, text) per pair, float64 [N].
 
-    `scale="logit"` multiplies by the model's logit scale (100 for OpenAI CLIP): MME-Unify's official CLIP-T,
-    i.e. `logits_per_image`.
+    `scale="logit"` multiplies by the model's logit scale (100 for OpenAI CLIP): open_clip's
+    `logits_per_image`, the CLIP-T of released scripts that report those logits.
     """
     if len(images) != len(texts):
         raise ValueError("clip_t needs one text per image")
@@ -255,9 +256,9 @@ def clipsim(
     max_words: int | None = None,
     config: ConfigLike = None,
 ) -> torch.Tensor:
-    """CLIPSIM: per video, mean over frames of cos(frame, text), float64 [N] (x1; MME-Unify's paper shows x100).
+    """CLIPSIM: per video, mean over frames of cos(frame, text), float64 [N] (x1; a paper showing x100 scales it).
 
-    MME-Unify's video script cuts prompts to 70 words (`max_words=70`) before the 77-token truncation.
+    `max_words` cuts prompts to that many words before the 77-token truncation (a released video script's rule).
     """
     if len(videos) != len(texts):
         raise ValueError("clipsim needs one text per video")

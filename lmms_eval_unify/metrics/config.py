@@ -23,14 +23,14 @@ VARIANTS: tuple[str, ...] = ("official", "standard")
 
 # family -> (default backbone, default weights); weights None means "resolve from env var / cache".
 DEFAULT_BACKBONES: dict[str, tuple[str, str | None]] = {
-    "clip_score": ("ViT-L-14-quickgelu", "openai"),  # MME-Unify TIE/TIG CLIP-I/CLIP-T and CLIPSIM
-    "clip_choice": ("ViT-B-32-quickgelu", "openai"),  # MME-Unify unify tasks (IEE/CSQ/AL/SD/VCoT)
+    "clip_score": ("ViT-L-14-quickgelu", "openai"),  # CLIP-I, CLIP-T and CLIPSIM of generated images/videos
+    "clip_choice": ("ViT-B-32-quickgelu", "openai"),  # CLIP choice of the candidate closest to an output
     "lpips": ("alex", None),
     "dreamsim": ("ensemble", None),
     "fid": ("inception_v3", None),
     "fvd": ("resnet50", None),
 }
-# The textbook metrics use different feature networks than MME-Unify's official code.
+# The textbook (set-level) metrics use other feature networks than the paired `official` ones.
 STANDARD_VARIANT_BACKBONES: dict[str, str] = {"fid": "tf_inception_v3", "fvd": "i3d"}
 # fp32 even on CUDA: Fréchet maths on bf16 features shift FID/FVD, and bf16 moved DreamSim ViT-L/14 distances
 # by up to 0.028 on an H100 (docs/benchmarks.md), more than the 0.02 we accept against the official path.

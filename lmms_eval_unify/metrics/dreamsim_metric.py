@@ -1,4 +1,4 @@
-"""DreamSim distance (dreamsim 0.2.1 ensemble by default) and Uni-MMMU's jigsaw image score."""
+"""DreamSim distance (dreamsim 0.2.1 ensemble by default)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ import json
 import os
 import warnings
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -21,7 +20,6 @@ from lmms_eval_unify.metrics.registry import get_backbone
 
 ConfigLike = MetricConfig | Mapping[str, Any] | None
 DREAMSIM_IMAGE_SIZE = 224
-JIGSAW_PENALTY_DISTANCE = 1.0
 _ENV_NAME = "DREAMSIM_DIR"
 # "clip_vitl14" reads its architecture from the checkpoint's kwargs, so tests build it from a tiny file.
 _EXTRA_TYPES = {"clip_vitl14": {"feat_type": "embedding", "model_type": "clip_vitl14", "stride": "14", "lora": True}}
@@ -116,7 +114,7 @@ def load_dreamsim(config: MetricConfig) -> ImageEncoder:
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message="Already found a `peft_config`", category=UserWarning)
         model = get_peft_model(model, lora)
-        model = PeftModel.from_pretrained(model.base_model.model, os.path.join(directory, lora_dir)).to(device)
+        model = PeftModel.from_pretrained(model.get_base_model(), os.path.join(directory, lora_dir)).to(device)
     model.eval().requires_grad_(False)
     official = config.variant == "official"
     # 224 x 224 squash, bicubic, [0, 1]: official on the PIL image, bit for bit dreamsim's own `preprocess`
@@ -129,6 +127,12 @@ def load_dreamsim(config: MetricConfig) -> ImageEncoder:
         return model.embed(batch.clamp(0.0, 1.0))
 
     return ImageEncoder(config, transform, embed)
+
+
+def require_dreamsim(config: ConfigLike = None) -> None:
+    """Load the DreamSim backbone of `config` now, unless loaded: a missing checkpoint raises here
+    (``MissingWeightsError``), before a caller that isolates failing images could mistake it for one."""
+    get_backbone(as_config("dreamsim", config), load_dreamsim)
 
 
 def dreamsim_distance(
@@ -153,57 +157,3 @@ def dreamsim_distance(
         return torch.cat(distances).double().cpu()
     first, second = F.normalize(first.double(), dim=-1), F.normalize(second.double(), dim=-1)
     return 1.0 - (first * second).sum(dim=-1)
-
-
-@dataclass(frozen=True)
-class JigsawImageScore:
-    """Uni-MMMU jigsaw image metric: `score` = 1 - mean(per-item distance); penalised items count 1.0."""
-
-    score: float
-    distances: tuple[float, ...]
-    penalised: tuple[bool, ...]
-
-
-def jigsaw_dreamsim_score(
-    generated: Sequence[Sequence[ImageInput] | None],
-    references: Sequence[tuple[ImageInput, ImageInput]],
-    config: ConfigLike = None,
-) -> JigsawImageScore:
-    """Per item: exactly two generated images, compared with the two reference completions; distance
-    (d0 + d1) / 2. A wrong image count or an unreadable image gives the penalty distance 1.0."""
-    if len(generated) != len(references):
-        raise ValueError("jigsaw_dreamsim_score needs one reference pair per item")
-    get_backbone(as_config("dreamsim", config), load_dreamsim)  # a missing checkpoint must raise, not penalise
-    valid = [i for i, images in enumerate(generated) if images is not None and len(images) == 2]
-    distances: list[float | None] = [None] * len(generated)
-    try:
-        batch = _jigsaw_distances([generated[i] for i in valid], [references[i] for i in valid], config)
-    except (OSError, RuntimeError, ValueError):  # an unreadable image: isolate it item by item
-        batch = [_jigsaw_item_distance(generated[i], references[i], config) for i in valid]
-    for i, distance in zip(valid, batch, strict=True):
-        distances[i] = distance
-    final = [JIGSAW_PENALTY_DISTANCE if d is None else d for d in distances]
-    score = 1.0 - sum(final) / len(final) if final else float("nan")
-    return JigsawImageScore(score, tuple(final), tuple(d is None for d in distances))
-
-
-def _jigsaw_distances(
-    generated: Sequence[Sequence[ImageInput]],
-    references: Sequence[tuple[ImageInput, ImageInput]],
-    config: ConfigLike,
-) -> list[float]:
-    if not generated:
-        return []
-    flat_generated = [image for images in generated for image in images]
-    flat_references = [image for pair in references for image in pair]
-    pairs = dreamsim_distance(flat_generated, flat_references, config).view(-1, 2)
-    return ((pairs[:, 0] + pairs[:, 1]) / 2.0).tolist()
-
-
-def _jigsaw_item_distance(
-    generated: Sequence[ImageInput], reference: tuple[ImageInput, ImageInput], config: ConfigLike
-) -> float | None:
-    try:
-        return _jigsaw_distances([generated], [reference], config)[0]
-    except (OSError, RuntimeError, ValueError):
-        return None

@@ -1,8 +1,9 @@
 """FID and FVD in two named variants.
 
-`official` (MME-Unify's code, which produced the paper's numbers): per-sample squared L2 distance between
-single feature vectors; "FID" uses torchvision's ImageNet Inception-v3 (Mixed_7c + global average pool) per
-image, "FVD" the frame-averaged torchvision ImageNet ResNet-50 feature of each video.
+`official` (a paired distance, as some benchmarks' released code computes it): per-pair squared L2 distance
+between single feature vectors; "FID" uses torchvision's ImageNet Inception-v3 (Mixed_7c + global average pool)
+per image, "FVD" the frame-averaged torchvision ImageNet ResNet-50 feature of each video (of the frames given:
+a benchmark that samples or resamples frames does so before the call).
 `standard`: the Fréchet distance between the feature distributions of the two sets; FID on the TF-Inception
 (torch-fidelity weights, TF1-style resize without antialias, like torch-fidelity), FVD on the I3D torchscript
 of StyleGAN-V.
@@ -151,10 +152,10 @@ def load_image_features(config: MetricConfig) -> ImageEncoder:
         raise ValueError("the 'tiny' feature backbone exists only with weights='random' (tests/benchmarks)")
     build, transform = _IMAGE_BACKBONES[config.backbone]
     net = build(config)
-    convolutional = isinstance(net, nn.Module)  # torch-fidelity's network takes its own uint8 layout
-    if convolutional:
-        net = as_channels_last(net.eval().requires_grad_(False).to(config.torch_device))
-    return ImageEncoder(config, transform, net, channels_last=convolutional)
+    if isinstance(net, nn.Module):
+        convolutional = as_channels_last(net.eval().requires_grad_(False).to(config.torch_device))
+        return ImageEncoder(config, transform, convolutional, channels_last=True)
+    return ImageEncoder(config, transform, net, channels_last=False)  # torch-fidelity's network: its own layout
 
 
 def _official_or_set(
@@ -187,9 +188,8 @@ def fid(
     config: ConfigLike = None,
     distributed: bool = False,
 ) -> DistanceResult:
-    """FID between image sets (standard) or MME-Unify's per-pair squared feature distance (official).
+    """FID between image sets (standard) or the per-pair squared feature distance (official).
 
-    For MME-Unify's video "FID", pass the conditioning image once per generated frame and average per sample.
     With `distributed=True` every rank passes its own shard; statistics (or per-pair values) are combined
     across ranks without padding duplicates.
     """
@@ -197,12 +197,6 @@ def fid(
     encoder = get_backbone(config, load_image_features)
     features = encoder.embed([*real, *generated])
     return _official_or_set(config.variant, config, features[: len(real)], features[len(real) :], distributed)
-
-
-def resample_frames(frames: Sequence[ImageInput], count: int) -> list[ImageInput]:
-    """`count` frames at linspace(0, T-1, count) indices (how MME-Unify matches the real video's length)."""
-    indices = torch.linspace(0, len(frames) - 1, count).long().tolist()
-    return [frames[i] for i in indices]
 
 
 def _frame_list(video: VideoInput) -> list[ImageInput]:
@@ -259,14 +253,11 @@ def fvd(
     config: ConfigLike = None,
     distributed: bool = False,
 ) -> DistanceResult:
-    """FVD between video sets (standard, I3D by default) or MME-Unify's per-pair squared distance of
-    frame-averaged ResNet-50 features (official). For the official variant each real video is resampled to
-    the generated video's frame count first."""
+    """FVD between video sets (standard, I3D by default) or the per-pair squared distance of frame-averaged
+    ResNet-50 features (official), over every frame given."""
     config = _resolve(config, "fvd", variant)
     real_frames = [_frame_list(v) for v in real]
     generated_frames = [_frame_list(v) for v in generated]
-    if config.variant == "official":
-        real_frames = [resample_frames(r, len(g)) for r, g in zip(real_frames, generated_frames, strict=True)]
     extract = _i3d_features if config.backbone == "i3d" else _frame_mean_features
     features = extract(config, [*real_frames, *generated_frames])
     return _official_or_set(

@@ -1,4 +1,4 @@
-"""Float64 feature statistics, the Fréchet distance, and MME-Unify's distance-to-score normalisation."""
+"""Float64 feature statistics and the Fréchet distance."""
 
 from __future__ import annotations
 
@@ -7,7 +7,6 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
-from lmms_eval_unify.metrics.config import Variant, check_variant
 from lmms_eval_unify.metrics.distributed import is_distributed
 
 
@@ -69,15 +68,3 @@ def frechet_distance(mean_a: torch.Tensor, cov_a: torch.Tensor, mean_b: torch.Te
 
 def frechet_distance_between(stats_a: FeatureStatistics, stats_b: FeatureStatistics) -> float:
     return frechet_distance(stats_a.mean, stats_a.covariance, stats_b.mean, stats_b.covariance)
-
-
-def normalise_distance_score(distance: float | torch.Tensor, variant: Variant) -> float | torch.Tensor:
-    """MME-Unify's FID/FVD -> score mapping 100 * (1 - (x - 1) / 999).
-
-    `official` leaves it unclipped (x > 1000 gives negative scores, x < 1 gives scores above 100);
-    `standard` clips it to [0, 100].
-    """
-    score = 100.0 * (1.0 - (distance - 1.0) / 999.0)
-    if check_variant(variant) == "official":
-        return score
-    return score.clamp(0.0, 100.0) if isinstance(score, torch.Tensor) else min(max(score, 0.0), 100.0)

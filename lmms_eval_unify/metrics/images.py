@@ -136,7 +136,12 @@ def _prefetch_pool() -> ThreadPoolExecutor:
 
 
 def _host_pixels(item: ImageItem, pin: bool, pil: bool) -> torch.Tensor:
-    pixels = item.pixels if item.pixels is not None else _decode_on_cpu(item.encoded, pil)
+    if item.pixels is not None:
+        pixels = item.pixels
+    elif item.encoded is not None:
+        pixels = _decode_on_cpu(item.encoded, pil)
+    else:
+        raise ValueError(f"image {item.key} holds neither file bytes nor pixels")
     return pixels.pin_memory() if pin and pixels.device.type == "cpu" else pixels
 
 
@@ -151,13 +156,13 @@ def decode_items(
     torchvision differs on e.g. 16-bit PNGs).
     """
     out: list[torch.Tensor | None] = [None] * len(items)
-    gpu_jpeg = [
-        i
+    gpu_jpeg = {
+        i: it.encoded
         for i, it in enumerate(items)
         if not pil and device.type == "cuda" and it.encoded and it.encoded[:2] == _JPEG_MAGIC
-    ]
+    }
     if gpu_jpeg:
-        data = [torch.frombuffer(bytearray(items[i].encoded), dtype=torch.uint8) for i in gpu_jpeg]
+        data = [torch.frombuffer(bytearray(encoded), dtype=torch.uint8) for encoded in gpu_jpeg.values()]
         for i, pixels in zip(gpu_jpeg, decode_jpeg(data, mode=ImageReadMode.RGB, device=device), strict=True):
             out[i] = pixels
     on_host = [i for i in range(len(items)) if out[i] is None]
@@ -217,6 +222,6 @@ class ImageTransform:
 
     def _scale(self, batch: torch.Tensor) -> torch.Tensor:
         batch = batch.float() / 255.0 if batch.dtype == torch.uint8 else batch.float()
-        if self.mean is not None:
+        if self.mean is not None and self.std is not None:
             batch = TF.normalize(batch, list(self.mean), list(self.std))
         return batch

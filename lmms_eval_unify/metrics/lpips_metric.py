@@ -1,4 +1,4 @@
-"""LPIPS distance (lpips package, AlexNet by default) with MME-Unify's `official` and the `standard` input scaling."""
+"""LPIPS distance (lpips package, AlexNet by default) with the `official` (unscaled) or `standard` input scaling."""
 
 from __future__ import annotations
 
@@ -69,7 +69,8 @@ def trunk_checkpoint(config: MetricConfig) -> str:
     )
 
 
-def _load_trunk_weights(model: torch.nn.Module, backbone: str, path: str) -> None:
+def _load_trunk_weights(model: Any, backbone: str, path: str) -> None:
+    """Load torchvision's trunk checkpoint into an ``lpips.LPIPS`` (lpips has no type information)."""
     trunk = _TRUNKS[backbone][0]()
     trunk.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
     # lpips splits `trunk.features` into slices whose children are named by their index in `features`.
@@ -96,7 +97,7 @@ def load_lpips(config: MetricConfig) -> LpipsBackbone:
 
 
 def resize_pair_to_common_size(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """MME-Unify's pair rule: float [0,1] images of different shapes are bilinearly resized to (min H, min W)."""
+    """The pair rule: float [0,1] images of different shapes are bilinearly resized to (min H, min W)."""
     a, b = a.float() / 255.0, b.float() / 255.0
     if a.shape == b.shape:
         return a, b
@@ -117,7 +118,7 @@ def lpips_distance(
 ) -> torch.Tensor:
     """LPIPS per pair, float64 [N].
 
-    `official` (MME-Unify FIR): [0,1] tensors are fed without the [-1,1] rescaling LPIPS expects.
+    `official`: [0,1] tensors are fed without the [-1,1] rescaling LPIPS expects (as a released script does).
     `standard`: inputs rescaled to [-1,1] (`normalize=True`). Both resize mismatched pairs to (min H, min W).
     A pair whose (min H, min W) is below the trunk's :data:`MIN_SIDE` raises :class:`ImageTooSmallError`
     before any pair is computed (callers check :func:`lpips_min_side` to fail only that sample).

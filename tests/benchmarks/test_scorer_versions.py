@@ -30,7 +30,7 @@ import pytest
 from cli_runs import BIN, offline_env
 from PIL import Image
 
-from lmms_eval_unify.benchmarks import BENCHMARKS, part
+from lmms_eval_unify.benchmarks import BENCHMARKS, has_part, part
 from lmms_eval_unify.generation.adapter import UNDERSTAND_AND_GENERATE, UnifiedModel
 from lmms_eval_unify.integration.paths import tasks_path
 from lmms_eval_unify.integration.plugin import install_task_index
@@ -148,10 +148,7 @@ def scored(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]
         manager = TaskManager("ERROR")
         for benchmark in BENCHMARKS:
             names = [name for name, (b, _) in tasks.items() if b == benchmark]
-            try:
-                verdict = part(benchmark, "reference_judge").verdict
-            except ModuleNotFoundError:
-                verdict = None
+            verdict = part(benchmark, "reference_judge").verdict if has_part(benchmark, "reference_judge") else None
             with OpenAICompatServer(verdict or (lambda request: ""), max_lifetime_s=1800) as judge:
                 for responder, model_class in RESPONDERS.items():
                     patch.setenv("LMMS_EVAL_UNIFY_JUDGE_BASE_URL", judge.base_url)

@@ -1,4 +1,4 @@
-"""DreamSim from a tiny saved checkpoint + LoRA adapter, and Uni-MMMU's jigsaw image score.
+"""DreamSim from a tiny saved checkpoint + LoRA adapter.
 
 The reference is dreamsim's own entry point, ``dreamsim.dreamsim()``, on the same tiny files (its model and
 its ``preprocess``), called the way the released Uni-MMMU script calls it: ``Image.open`` (for files),
@@ -16,7 +16,7 @@ import torch
 from dreamsim.model import PerceptualModel
 from PIL import Image
 
-from lmms_eval_unify.metrics import dreamsim_distance, jigsaw_dreamsim_score
+from lmms_eval_unify.metrics import dreamsim_distance
 from lmms_eval_unify.metrics.dreamsim_metric import load_dreamsim, preserved_torch_hub_dir
 from lmms_eval_unify.metrics.encoders import EmbeddingCache
 from lmms_eval_unify.metrics.images import ImageInput
@@ -116,17 +116,6 @@ def test_official_distance_is_the_released_distance_bit_for_bit(tiny_dreamsim_co
     assert dreamsim_distance(images, others, tiny_dreamsim_config).tolist() == expected
 
 
-def test_official_jigsaw_item_distance_is_the_released_one_bit_for_bit(tiny_dreamsim_config, released, image_forms):
-    images = list(image_forms.values())
-    generated = [images[k : k + 2] for k in range(0, len(images) - 1, 2)]
-    references = [(images[-1 - k], images[-2 - k]) for k in range(0, len(images) - 1, 2)]
-    expected = [
-        (_released_distance(released, g0, r0) + _released_distance(released, g1, r1)) / 2.0
-        for (g0, g1), (r0, r1) in zip(generated, references, strict=True)
-    ]
-    assert list(jigsaw_dreamsim_score(generated, references, tiny_dreamsim_config).distances) == expected
-
-
 def test_standard_variant_is_batched_and_stays_close(tiny_dreamsim_config, released, image_forms):
     """``standard`` resizes tensors in batches: close to the released distances, not equal on resized inputs."""
     standard = dataclasses.replace(tiny_dreamsim_config, variant="standard")
@@ -167,32 +156,3 @@ def test_torch_hub_dir_is_restored_after_dreamsim_redirects_it(tmp_path):
         torch.hub.set_dir(str(tmp_path))
         raise RuntimeError("loading failed")
     assert torch.hub.get_dir() == before
-
-
-def test_jigsaw_score_penalises_wrong_counts_and_unreadable_images(tiny_dreamsim_config, make_images, tmp_path):
-    gen = make_images(2, 64, 64, seed=1)
-    refs = make_images(2, 64, 64, seed=2)
-    broken = tmp_path / "broken.png"
-    broken.write_bytes(b"not an image")
-    items = [
-        gen,
-        [refs[0].clone(), refs[1].clone()],
-        gen[:1],
-        None,
-        [gen[0], str(broken)],
-        [gen[0], str(tmp_path / "missing.png")],
-    ]
-    result = jigsaw_dreamsim_score(items, [tuple(refs)] * len(items), tiny_dreamsim_config)
-    d0 = dreamsim_distance(gen, refs, tiny_dreamsim_config).mean().item()
-    assert result.distances[0] == pytest.approx(d0, abs=1e-9)
-    assert result.distances[1] == pytest.approx(0.0, abs=FLOAT32_COSINE_ROUNDING)
-    assert result.distances[2:] == (1.0, 1.0, 1.0, 1.0)
-    assert result.penalised == (False, False, True, True, True, True)
-    assert result.score == pytest.approx(1.0 - (d0 + 4.0) / 6.0, abs=1e-9)
-
-
-def test_jigsaw_all_correct_scores_one(tiny_dreamsim_config, make_images):
-    refs = make_images(2, 64, 64)
-    assert jigsaw_dreamsim_score([refs, refs], [tuple(refs)] * 2, tiny_dreamsim_config).score == pytest.approx(
-        1.0, abs=FLOAT32_COSINE_ROUNDING
-    )

@@ -1,4 +1,4 @@
-"""Fréchet distance on known Gaussians, streaming statistics, and MME-Unify's score normalisation."""
+"""Fréchet distance on known Gaussians and streaming statistics."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 import scipy.linalg
 import torch
 
-from lmms_eval_unify.metrics import FeatureStatistics, frechet_distance, normalise_distance_score
+from lmms_eval_unify.metrics import FeatureStatistics, frechet_distance
 
 
 def test_diagonal_gaussians_match_the_closed_form():
@@ -50,25 +50,3 @@ def test_statistics_match_torch_mean_and_cov_and_merge_exactly():
 def test_covariance_needs_two_samples():
     with pytest.raises(ValueError, match="at least 2"):
         _ = FeatureStatistics.from_features(torch.ones(1, 3)).covariance
-
-
-@pytest.mark.parametrize(
-    "distance, official, standard",
-    [
-        (1.0, 100.0, 100.0),
-        (1000.0, 0.0, 0.0),
-        (500.5, 50.0, 50.0),
-        (0.0, 100 + 100 / 999, 100.0),
-        (2998.0, -200.0, 0.0),
-    ],
-)
-def test_normalisation_official_is_unclipped_and_standard_is_clipped(distance, official, standard):
-    assert normalise_distance_score(distance, "official") == pytest.approx(official)
-    assert normalise_distance_score(distance, "standard") == pytest.approx(standard)
-
-
-def test_normalisation_accepts_tensors_and_rejects_unknown_variants():
-    scores = normalise_distance_score(torch.tensor([0.0, 1.0, 5000.0]), "standard")
-    torch.testing.assert_close(scores, torch.tensor([100.0, 100.0, 0.0]))
-    with pytest.raises(ValueError):
-        normalise_distance_score(1.0, "clipped")

@@ -9,6 +9,7 @@ import subprocess
 import pytest
 from cli_runs import BIN, offline_env
 
+from lmms_eval_unify.integration.paper_scores import CAVEAT_LEGEND_KEY
 from lmms_eval_unify.metrics.config import (
     DEFAULT_BACKBONES,
     RANDOM_WEIGHTS,
@@ -49,7 +50,9 @@ def test_a_run_on_tiny_metrics_needs_no_weights_and_is_labelled_everywhere(tmp_p
     results = json.loads(next(out.glob("*_results.json")).read_text())
     assert results["lmms_eval_unify"]["tiny_metrics"] is True
     assert results["results"]["uni_mmmu_jigsaw"]["invalid_outputs,none"] == 0
-    assert "tiny random backbones" in results["results"]["uni_mmmu"]["caveats,paper"]
+    codes = results["results"]["uni_mmmu"]["caveats,paper"].split()  # codes, each spelt out once for the run
+    legend = sorted(results[CAVEAT_LEGEND_KEY][code] for code in codes)
+    assert len(legend) == 2 and "generated data" in legend[0] and "tiny random backbones" in legend[1], legend
     cli = str(BIN / "lmms-eval-unify")
     for command in ([cli, "leaderboard", str(out), "--no-plots", "-o", str(tmp_path / "b")],
                     [cli, "gallery", str(out), "-o", str(tmp_path / "site")],

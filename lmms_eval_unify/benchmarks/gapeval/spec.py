@@ -24,8 +24,6 @@ METRICS = ("correct",)
 JUDGE_MODEL = "openai/gpt-5-mini"
 """The paper's judge (Sec. 3; the templates' default model)."""
 GROUP = "gapeval"
-PAPER_SCORE = "lmms_eval_unify.benchmarks.gapeval.paper.parts_row"
-"""Roll-up of the task means into the paper's Table 2 row (Succ./Und./Gen. per category)."""
 
 
 def task_name(category: str, direction: str) -> str:

@@ -36,6 +36,15 @@ def uniform_indices(total: int, count: int) -> list[int]:
     return sorted({int(i) for i in np.linspace(0, total - 1, count).astype(int)})
 
 
+def resample_frames(frames: list[Image.Image], count: int) -> list[Image.Image]:
+    """`count` frames at ``torch.linspace(0, T - 1, count)`` indices (float32, integer part): how the released
+    script matches the real video's length to the generated video's (repeating frames of a shorter one)."""
+    import torch
+
+    indices = torch.linspace(0, len(frames) - 1, count).long().tolist()
+    return [frames[i] for i in indices]
+
+
 def released_video_frames(path: str, count: int) -> list[Image.Image]:
     """A reference video as ``Evaluate_Generation_Video.py`` samples it for FVD (``load_and_sample_mp4``): its
     :func:`uniform_indices` frames (of the container's frame count), decoded by OpenCV as the script does (PyAV's
@@ -178,9 +187,9 @@ def _score_image(subtask: str, doc: dict, image: Image.Image, variant: str) -> S
 def _score_video(subtask: str, doc: dict, frames: list[Image.Image]) -> Score:
     """Official per-sample "FVD" vs the reference video and "FID" of every frame vs the conditioning image
     (TVG has none: its FID compares each frame with the reference video's frame at the same position; ours)."""
-    reference = released_video_frames(doc["video"], len(frames))
+    reference = resample_frames(released_video_frames(doc["video"], len(frames)), len(frames))
     condition = to_pil_images(doc["image"])[0] if subtask != "TVG" else None
-    fid_real = [condition] * len(frames) if condition is not None else metrics.resample_frames(reference, len(frames))
+    fid_real = [condition] * len(frames) if condition is not None else reference
     values = {
         "fvd": float(metrics.fvd([reference], [frames], variant="official", config=metric_config("fvd")).per_sample[0]),
         "fid": float(metrics.fid(fid_real, frames, variant="official", config=metric_config("fid")).per_sample.mean()),

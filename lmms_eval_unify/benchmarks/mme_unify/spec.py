@@ -90,10 +90,9 @@ METRIC_FAMILIES: dict[str, tuple[str, ...]] = {
     **dict.fromkeys(UNIFY, ("clip_choice",)),
 }
 """Metric backbones each subtask's scorer loads (checked by the run preflight before generation)."""
+
 JUDGE_MODEL = None
 """MME-Unify is scored without a model-as-judge."""
-PAPER_SCORE = "lmms_eval_unify.benchmarks.mme_unify.paper.table2_row"
-"""Roll-up of the task means into the paper's Table 2 row (subtask scores, domain averages, MME-U)."""
 GROUP = BENCHMARK
 
 
@@ -101,3 +100,9 @@ def task_name(subtask: str, variant: str = "corrected") -> str:
     """lmms-eval task name of a subtask in a scoring variant, e.g. ``mme_unify_vcot``, ``mme_unify_vcot_official``."""
     suffix = "_official" if variant == "official" and subtask in HAS_OFFICIAL else ""
     return f"{BENCHMARK}_{subtask.lower()}{suffix}"
+
+
+def metric_families(task: str) -> tuple[str, ...]:
+    """The metric backbones the scorer of `task` (either variant) loads: :data:`METRIC_FAMILIES` of its subtask."""
+    name = task.removeprefix(TASK_PREFIX).removesuffix("_official")
+    return next((METRIC_FAMILIES.get(s, ()) for s in SUBTASKS if s.lower() == name), ())

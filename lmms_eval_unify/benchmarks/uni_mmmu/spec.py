@@ -25,10 +25,10 @@ METRICS: dict[str, tuple[str, ...]] = {
     **{task: (*image, *text) for task, (image, text) in JUDGED_METRICS.items()},
 }
 """Per-sample metrics of the jigsaw and judged tasks (besides ``invalid_outputs``)."""
+METRIC_FAMILIES: dict[str, tuple[str, ...]] = {"jigsaw": ("dreamsim",)}
+"""Metric backbones each task's scorer loads (the others load none; checked by the run preflight)."""
 JUDGE_MODEL = "Qwen/Qwen2.5-VL-72B-Instruct"
 """The official judge of every Uni-MMMU judgement but the geometry text (Qwen3-32B)."""
-PAPER_SCORE = "lmms_eval_unify.benchmarks.uni_mmmu.paper.table2_row"
-"""Roll-up of the task means into the paper's Table 2 row."""
 JUDGES_ENV = "LMMS_EVAL_UNIFY_UNI_MMMU_JUDGES"
 """JSON mapping template id -> judge config fields for that template only, e.g. to send the geometry text
 to a second endpoint serving Qwen3-32B: ``{"uni_mmmu.geometry.text": {"base_url": "http://host:8001/v1",
@@ -47,3 +47,8 @@ ENV_VARIABLES = (
 def task_name(task: str) -> str:
     """lmms-eval task name, e.g. ``uni_mmmu_maze``."""
     return f"{BENCHMARK}_{task}"
+
+
+def metric_families(task: str) -> tuple[str, ...]:
+    """The metric backbones the scorer of `task` loads (:data:`METRIC_FAMILIES`)."""
+    return METRIC_FAMILIES.get(task.removeprefix(TASK_PREFIX), ())

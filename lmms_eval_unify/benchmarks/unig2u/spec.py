@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-HUB_ROOT = "hf://datasets/kkv233/unig2u_dataset/"
+HUB_REPO = "kkv233/unig2u_dataset"
+HUB_ROOT = f"hf://datasets/{HUB_REPO}/"
 
 
 @dataclass(frozen=True)
@@ -127,8 +128,6 @@ METRICS = ("acc",)
 """Per-sample metric of every task (plus ``invalid_outputs``; the puzzles add Uni-MMMU's step metrics)."""
 JUDGE_MODEL = "gpt-4o-2024-11-20"
 """The paper's judge of the ``JUDGED`` subtasks."""
-PAPER_SCORE = "lmms_eval_unify.benchmarks.unig2u.paper.protocol_row"
-"""Roll-up of the task means into the paper's Table 4 row (categories, sample-weighted overall)."""
 MODES = {"direct": "", "gta": "_gta", "gta_official": "_gta_official"}
 """Protocol mode -> task-name suffix: Direct, Generate-then-Answer, GtA as the released code (first image)."""
 

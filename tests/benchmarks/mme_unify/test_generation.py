@@ -10,10 +10,11 @@ from lmms_eval_unify.benchmarks.mme_unify.generation import (
     keyframes,
     released_clip_pair,
     released_video_frames,
+    resample_frames,
     score_generation,
 )
 from lmms_eval_unify.benchmarks.mme_unify.offline.data import write_video
-from lmms_eval_unify.metrics import normalise_distance_score
+from lmms_eval_unify.benchmarks.mme_unify.paper import normalised_fvd_fid
 from lmms_eval_unify.output.record import UnifiedOutput
 
 
@@ -58,6 +59,12 @@ def test_reference_video_frames_are_the_released_scripts(tmp_path):
     assert len(released_video_frames(path, 40)) == 24
 
 
+def test_a_real_video_is_resampled_to_the_generated_length_at_linspace_indices():
+    assert resample_frames(list("abcde"), 3) == ["a", "c", "e"]
+    assert resample_frames(list("abc"), 5) == ["a", "a", "b", "b", "c"]  # float32 linspace, integer part
+    assert resample_frames(list("abcdef"), 6) == list("abcdef")
+
+
 def test_missing_generated_image_is_invalid_and_scores_zero(tmp_path):
     doc = {"image": _grey(10), "Text_Prompt": " "}
     raw = UnifiedOutput("image_only", images=["gone.png"], root=str(tmp_path)).to_json()
@@ -69,7 +76,7 @@ def test_video_without_frames_is_invalid(tmp_path):
     doc = {"image": _grey(10), "video": str(tmp_path / "ref.mp4"), "Text_Prompt": "x"}
     result = score_generation(doc, [UnifiedOutput("video", root=str(tmp_path)).to_json()], subtask="VP")
     assert result["fvd"] == result["fid"] == 1000.0 and result["invalid_outputs"] == "no_video_frames"
-    assert normalise_distance_score(result["fvd"], "official") == 0.0
+    assert normalised_fvd_fid(result["fvd"]) == pytest.approx(0.0)
 
 
 def test_standard_set_level_distances_of_a_perfect_run_are_zero(tmp_path, monkeypatch):

@@ -11,10 +11,14 @@ from PIL import Image
 from lmms_eval_unify.benchmarks.uni_mmmu import jigsaw
 from lmms_eval_unify.benchmarks.uni_mmmu.offline.data import generate
 from lmms_eval_unify.generation.protocols import Phase
+from lmms_eval_unify.metrics import MissingWeightsError
 from lmms_eval_unify.metrics.tiny import TINY_DREAMSIM_TYPE, write_tiny_dreamsim_checkpoint
 from lmms_eval_unify.output.record import UnifiedOutput
 from lmms_eval_unify.puzzles.jigsaw import JIGSAW, final_answer_text, jigsaw_completions
 from lmms_eval_unify.testing.released_dreamsim import released_dreamsim
+
+FLOAT32_COSINE_ROUNDING = 2.5e-7
+"""How far from 0 the official (float32, as released) distance of two identical images may land."""
 
 
 @pytest.fixture(scope="module")
@@ -91,3 +95,43 @@ def test_image_score_is_the_released_evaluators_bit_for_bit(docs, tmp_path, tiny
         opened = [Image.open(folder / f"p{i}.png") for i in (0, 1)]
         expected = (released_distance(opened[0], completions[0]) + released_distance(opened[1], completions[1])) / 2.0
         assert result["details"]["distance"] == expected and result["img_score"] == 1.0 - expected
+
+
+def test_a_batch_of_items_scores_each_as_the_released_evaluator(docs, tiny_dreamsim):
+    """Several items in one call (one batched DreamSim call): each item's distance is the released one."""
+    model, preprocess = released_dreamsim(tiny_dreamsim)
+
+    def released_distance(a: Image.Image, b: Image.Image) -> float:
+        with torch.no_grad():
+            return float(model(preprocess(a.convert("RGB")), preprocess(b.convert("RGB"))).item())
+
+    references = [jigsaw_completions(doc) for doc in docs[:3]]
+    generated = [[second.resize((120, 90)), first.convert("L")] for first, second in references]
+    expected = [
+        (released_distance(g0, r0) + released_distance(g1, r1)) / 2.0
+        for (g0, g1), (r0, r1) in zip(generated, references, strict=True)
+    ]
+    scored = jigsaw.jigsaw_dreamsim_score(generated, references, jigsaw.metric_config("dreamsim"))
+    assert list(scored.distances) == expected and scored.penalised == (False, False, False)
+
+
+def test_wrong_counts_and_unreadable_images_are_penalised_item_by_item(docs, tmp_path):
+    references = jigsaw_completions(docs[0])
+    other = jigsaw_completions(docs[1])
+    broken = tmp_path / "broken.png"
+    broken.write_bytes(b"not an image")
+    items = [list(other), list(references), other[:1], None, [other[0], str(broken)], [other[0], str(tmp_path / "no")]]
+    config = jigsaw.metric_config("dreamsim")
+    result = jigsaw.jigsaw_dreamsim_score(items, [references] * len(items), config)
+    unpenalised = jigsaw.jigsaw_dreamsim_score([list(other)], [references], config).distances[0]
+    assert result.distances[0] == pytest.approx(unpenalised, abs=1e-9) and unpenalised > 1e-4
+    assert result.distances[1] == pytest.approx(0.0, abs=FLOAT32_COSINE_ROUNDING)
+    assert result.distances[2:] == (jigsaw.PENALTY_DISTANCE,) * 4
+    assert result.penalised == (False, False, True, True, True, True)
+    assert result.score == pytest.approx(1.0 - sum(result.distances) / 6.0, abs=1e-12)
+
+
+def test_a_missing_checkpoint_raises_instead_of_penalising(docs, tmp_path):
+    config = {**jigsaw.metric_config("dreamsim"), "weights": str(tmp_path / "absent")}
+    with pytest.raises(MissingWeightsError):
+        jigsaw.jigsaw_dreamsim_score([list(jigsaw_completions(docs[0]))], [jigsaw_completions(docs[0])], config)
