@@ -97,6 +97,18 @@ def failed_sample_rows(runs: Path) -> list[dict]:
     ]  # fmt: skip
 
 
+def write_score_run(rescored: Path, out: Path, tasks: dict[str, list[dict]], model_args: str = "") -> Path:
+    """The results file ``lmms-eval-unify score`` writes under ``out`` for the run of ``rescored`` (its results
+    file): the ``unify_replay`` model naming that file, and the rows (with the records, rooted in that run's
+    media, that the replay served); ``model_args`` replaces the replay's arguments."""
+    results_file = write_run(out, "m", tasks, date_id="20260301T000000")
+    results = json.loads(results_file.read_text())
+    arguments = model_args or f"results_file={rescored},model_name=m"
+    results["config"] = {"model": "unify_replay", "model_args": arguments}
+    results_file.write_text(json.dumps(results))
+    return results_file
+
+
 def export_model_run(tmp_path: Path, benchmark: str, tasks: dict[str, list[dict]], data: Path | None) -> Path:
     """Write the rows as model ``m``'s run under ``tmp_path/runs`` (with the task configs the local data needs:
     dataset name, split, benchmark), export it to ``tmp_path/out``; returns ``out/m/<benchmark>``."""

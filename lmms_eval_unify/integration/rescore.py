@@ -21,7 +21,7 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TextIO
@@ -164,9 +164,35 @@ def saved_media_roots(results_dirs: Sequence[Path], extra: Sequence[str | Path] 
     return list(dict.fromkeys(Path(p).resolve() for p in [*found, *extra, *env]))
 
 
+def rescored_results_file(results: Mapping) -> Path | None:
+    """The results file a ``score`` run re-scored: the ``results_file`` argument its ``unify_replay`` model was
+    given (:func:`replay_command`), when it is still a regular ``*_results.json`` file; None for any other run."""
+    config = results.get("config")
+    if not isinstance(config, Mapping) or config.get("model") != REPLAY_MODEL:
+        return None
+    model_args = config.get("model_args")
+    pairs = model_args.split(",") if isinstance(model_args, str) else []
+    rescored = Path(dict(pair.split("=", 1) for pair in pairs if "=" in pair).get("results_file", ""))
+    if not rescored.name.endswith(RESULTS_SUFFIX):
+        return None
+    try:
+        return gate.check_file(rescored, "data_file", [rescored.parent])
+    except gate.Refused:
+        return None
+
+
+def run_media_roots(results_file: Path, results: Mapping) -> list[Path]:
+    """The only folders the images of one results file's samples are read from: :func:`saved_media_roots` of its
+    folder and, for a ``score`` run, of the run it re-scored (its records name that run's media, where its scorers
+    read them). ``score --media`` folders are not taken from the results file (a file cannot widen what is
+    read): give them again in ``$LMMS_EVAL_UNIFY_MEDIA_ROOTS``."""
+    rescored = rescored_results_file(results)
+    return saved_media_roots([results_file.parent, *([rescored.parent] if rescored else [])])
+
+
 def replay_command(run: SavedRun, out: Path, tasks: str | None, media: list[str]) -> list[str]:
     """The ``lmms-eval`` command that scores ``run`` again with the replay model."""
-    model_args = f"results_file={run.results_file},model_name={run.label}"
+    model_args = f"results_file={run.results_file.resolve()},model_name={run.label}"
     if media:
         model_args += f",media={os.pathsep.join(media)}"
     command = [sys.executable, "-m", "lmms_eval", "--model", REPLAY_MODEL, "--model_args", model_args]

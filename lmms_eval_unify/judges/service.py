@@ -27,6 +27,8 @@ from lmms_eval_unify.judges.parsing import parse_reply
 from lmms_eval_unify.judges.templates import ImageSlots, RenderedPrompt, Template, get_template
 
 OK, INVALID, FAILED = "ok", "judge_invalid", "judge_failed"
+ANSWERED_BY = ", answered by "
+"""Between the model asked and the one that answered in a judgement's ``model_mismatch``."""
 ConfigLike = JudgeConfig | Mapping[str, Any] | None
 
 
@@ -180,7 +182,16 @@ def model_mismatch(requested: str, replies: Sequence[ChatReply]) -> str:
     if not others:
         return ""
     logger.warning(f"judge: asked {requested}, the reply names {', '.join(others)}; flagged in the judge record")
-    return f"asked {requested}, answered by {', '.join(others)}"
+    return f"asked {requested}{ANSWERED_BY}{', '.join(others)}"
+
+
+def verdict_source(log: Mapping[str, Any]) -> str | None:
+    """The judge a logged judgement's reply came from (a sample's judge record, :meth:`JudgeResult.to_dict`): the
+    model asked, or the one its ``model_mismatch`` names; None when no reply came (``judge_failed``)."""
+    if log.get("status") == FAILED:
+        return None
+    other = str(log.get("model_mismatch") or "").partition(ANSWERED_BY)[2]
+    return other or str(log.get("model") or "")
 
 
 def judge(

@@ -38,7 +38,8 @@ from lmms_eval_unify.env_vars import read
 from lmms_eval_unify.integration.paths import DATA_DIR_ENV
 from lmms_eval_unify.output.media_reader import DECODE_ERRORS, read_image_file
 from lmms_eval_unify.output.record import UnifiedOutput, parse_output
-from lmms_eval_unify.reports.gallery import RunInfo, doc_row, load_runs, media_roots, resolve_image
+from lmms_eval_unify.reports.comparability import subset_caveat
+from lmms_eval_unify.reports.gallery import ModelSamples, doc_row, judge_failure, load_runs, media_roots, resolve_image
 from lmms_eval_unify.scoring.samples import sample_unsupported
 from lmms_eval_unify.writes import (
     EXIT_REFUSED,
@@ -48,9 +49,6 @@ from lmms_eval_unify.writes import (
     make_folder,
     write_or_record,
 )
-
-# `invalid_outputs` of a judged sample whose judge failed (`judge_failed`) or replied unparseably (`judge_invalid`).
-JUDGE_FAILURE_PREFIX = "judge_"
 
 
 @dataclass
@@ -94,9 +92,8 @@ class ExportReport:
 
     def count_row(self, key: str, row: Mapping) -> None:
         """Like :meth:`count` from a logged row's ``invalid_outputs`` alone (exports that copy no media)."""
-        invalid = str(row.get("invalid_outputs") or "")
-        if invalid:
-            self.fail(f"{key} (judge)" if invalid.startswith(JUDGE_FAILURE_PREFIX) else key)
+        if row.get("invalid_outputs"):
+            self.fail(f"{key} (judge)" if judge_failure(row) else key)
 
 
 NO_FILE, MISSING, UNREADABLE = "no file", "missing", "unreadable"
@@ -146,17 +143,17 @@ def _read_checked(path: Path, roots: Sequence[Path]) -> bytes | None:
         return None
 
 
-def sample_output(row: Mapping, run: RunInfo) -> SampleOutput:
+def sample_output(row: Mapping, run: ModelSamples) -> SampleOutput:
     """The output of one logged sample with its images read (through the scorers' checked reader)."""
     raw = row.get("filtered_resps")
     raw = raw[0] if isinstance(raw, list) and raw else raw
     parsed = parse_output(raw if isinstance(raw, str) else json.dumps(raw))
     record = parsed.record
-    output = SampleOutput(record.text, [], [], "", record=record, roots=media_roots(record.root, run.run_dirs))
+    output = SampleOutput(record.text, [], [], "", record=record, roots=media_roots(record.root, run.media))
     output.images = [output.read(p)[0] for p in record.images]
     output.steps = [(s.text, output.read(s.image)[0]) for s in record.steps]
     invalid = str(row.get("invalid_outputs") or "")
-    output.judge_failure = invalid if invalid.startswith(JUDGE_FAILURE_PREFIX) else ""
+    output.judge_failure = judge_failure(row)
     output.record_failure = parsed.failure.reason if parsed.failure else UNSUPPORTED if parsed.unsupported else ""
     reasons = [
         "" if output.judge_failure else invalid,
@@ -195,7 +192,7 @@ def write_reference(data: bytes, stem: Path, report: ExportReport) -> Path:
     return path
 
 
-def benchmark_tasks(run: RunInfo, prefix: str) -> list[str]:
+def benchmark_tasks(run: ModelSamples, prefix: str) -> list[str]:
     """The run's logged tasks whose names start with ``prefix``, sorted."""
     return sorted(t for t in run.samples if t.startswith(prefix))
 
@@ -213,7 +210,7 @@ def fresh(folder: Path) -> Path:
     return folder
 
 
-def model_folders(runs: Sequence[RunInfo], out: Path, benchmark: str) -> list[tuple[RunInfo, Path]]:
+def model_folders(runs: Sequence[ModelSamples], out: Path, benchmark: str) -> list[tuple[ModelSamples, Path]]:
     """Each run that logged ``benchmark``'s tasks with its folder ``out/<model>/<benchmark>/``; every folder is
     checked to be :func:`fresh` before the caller writes any."""
     targets = [(run, out / safe_name(run.label) / benchmark) for run in runs if benchmark_tasks(run, f"{benchmark}_")]
@@ -229,14 +226,14 @@ class DocSource:
     data_dir: Path | None
     cache: dict = field(default_factory=dict)
 
-    def row(self, run: RunInfo, task: str, doc_id: object) -> dict | None:
+    def row(self, run: ModelSamples, task: str, doc_id: object) -> dict | None:
         """The doc ``doc_id`` of ``task`` as the run configured it, or None."""
         if self.data_dir is None or not isinstance(doc_id, int):
             return None
         return doc_row(run.configs.get(task, {}), doc_id, self.data_dir, self.cache)
 
 
-def missing_docs_note(report: ExportReport, run: RunInfo, task: str, missing: int, docs: DocSource) -> None:
+def missing_docs_note(report: ExportReport, run: ModelSamples, task: str, missing: int, docs: DocSource) -> None:
     """Note how many of ``task``'s docs the local data lacked (nothing without ``--data-dir``)."""
     if docs.data_dir is not None and missing:
         report.notes.append(
@@ -257,7 +254,7 @@ class BenchmarkExport(Protocol):
 
     NEEDS_DOCS: bool
 
-    def export(self, runs: Sequence[RunInfo], out: Path, report: ExportReport, docs: DocSource) -> None: ...
+    def export(self, runs: Sequence[ModelSamples], out: Path, report: ExportReport, docs: DocSource) -> None: ...
 
     def read(self, folder: Path) -> Mapping[str, object]: ...
 
@@ -266,17 +263,60 @@ class BenchmarkExport(Protocol):
 
 
 NOT_COMPARABLE_FILE = "NOT_COMPARABLE.txt"
-"""Written beside an export of offline trials (reference judge, tiny metrics): which runs, and why."""
+"""Written beside an export of offline trials (reference judge, tiny metrics) or of runs that asked part of a
+dataset (``--limit``/``--offset``, the leaderboard's ``‡``): which runs, and why."""
+
+
+class ReplacedRun(ValueError):
+    """Runs of a configuration's task where the newer, the one kept, has fewer items than one it replaced."""
+
+
+def replaced_fuller_runs(runs: Sequence[ModelSamples], prefix: str) -> list[str]:
+    """One line per pair of runs where the newer, kept (``results_io.load_results``, as the leaderboard keeps it),
+    replaced a run of more samples of the same configuration (a ``--limit`` smoke run after a full run), naming
+    the tasks (names starting with ``prefix``) with their sample counts."""
+    found: dict[tuple[str, Path, Path], list[str]] = {}
+    for run in runs:
+        for task, kept in run.task_runs.items():
+            for earlier in run.replaced.get(task, []) if task.startswith(prefix) else []:
+                if earlier.n > kept.n:
+                    pair = (run.label, kept.run.results_file, earlier.run.results_file)
+                    found.setdefault(pair, []).append(f"{task} ({kept.n} of {earlier.n} samples)")
+    return [
+        f"{label}: the newer run {kept} replaces {earlier} with fewer samples: {', '.join(tasks)}"
+        for (label, kept, earlier), tasks in found.items()
+    ]
+
+
+def subset_notes(runs: Sequence[ModelSamples], prefix: str) -> list[str]:
+    """One line per task (name starting with ``prefix``) whose samples are part of its dataset, with the
+    leaderboard's caveat (``comparability.subset_caveat``: ``task: 3 of 9 items (--limit 3)``)."""
+    return [
+        f"{run.label}: {caveat}"
+        for run in runs
+        for task, kept in run.task_runs.items()
+        if task.startswith(prefix) and (caveat := subset_caveat(task, kept))
+    ]
 
 
 def export(run_dirs: Sequence[Path], benchmark: str, out: Path, data_dir: Path | None = None) -> ExportReport:
     """Write the runs under ``run_dirs`` in ``benchmark``'s format under ``out`` (its export module's
     :class:`BenchmarkExport`). ``data_dir`` (the local-data folder) adds the docs' fields and reference files
-    that the released image metrics need. Runs that were offline trials (reference judge, tiny metrics) are
-    named, with why, in the notes and in ``NOT_COMPARABLE.txt``."""
+    that the released image metrics need. Runs that were offline trials (reference judge, tiny metrics) or asked
+    part of a dataset (``--limit``/``--offset``) are named, with why, in the notes and in ``NOT_COMPARABLE.txt``.
+    Raises :class:`ReplacedRun`, before anything is written, when a newer run of a task with fewer samples
+    replaced a fuller run of the same configuration (the released tools would score the smaller one, and their
+    numbers carry no mark): the leaderboard marks such a cell ``‡`` and ``--strict`` refuses it."""
     report = ExportReport(root=Path(os.path.realpath(out)))
     docs = DocSource(data_dir)
     runs = load_runs(run_dirs)
+    prefix = part(benchmark, "spec").TASK_PREFIX
+    if replaced := replaced_fuller_runs(runs, prefix):
+        raise ReplacedRun(
+            "a run with fewer samples replaces a fuller run of the same configuration: "
+            + "; ".join(replaced)
+            + ". Name the results file(s) to export instead of their folder (RUN_DIR may be a *_results.json file)"
+        )
     benchmark_export: BenchmarkExport = part(benchmark, "export")
     if benchmark_export.NEEDS_DOCS and data_dir is None:
         report.notes.append(
@@ -284,7 +324,7 @@ def export(run_dirs: Sequence[Path], benchmark: str, out: Path, data_dir: Path |
             "reference images and ids"
         )
     benchmark_export.export(runs, out, report, docs)
-    trials = [f"{run.label}: {trial}" for run in runs for trial in run.trials]
+    trials = [f"{run.label}: {trial}" for run in runs for trial in run.trials] + subset_notes(runs, prefix)
     if trials and report.files:
         report.notes += trials
         report.write(out / NOT_COMPARABLE_FILE, "\n".join(trials) + "\n")
@@ -311,12 +351,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     """Run the ``export`` command; 0 on success, 1 when nothing was written, 2 on a missing or used folder, a
-    folder another command is writing, or a file the write gate refused (the export is incomplete)."""
+    folder another command is writing, a run with fewer samples replacing a fuller one (:class:`ReplacedRun`), or
+    a file the write gate refused (the export is incomplete)."""
     args = build_parser().parse_args(argv)
     try:
         with folder_lock(args.out, "export"):
             report = export(args.run_dirs, args.benchmark, args.out, args.data_dir)
-    except (FileNotFoundError, FileExistsError, FolderBusy, WriteRefused) as err:
+    except (FileNotFoundError, FileExistsError, FolderBusy, WriteRefused, ReplacedRun) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     for note in report.notes:

@@ -29,11 +29,12 @@ from PIL import Image
 from lmms_eval_unify import gate
 from lmms_eval_unify.env_vars import read
 from lmms_eval_unify.integration.paths import DATA_DIR_ENV
-from lmms_eval_unify.integration.rescore import saved_media_roots
+from lmms_eval_unify.integration.rescore import run_media_roots
+from lmms_eval_unify.judges.service import verdict_source
 from lmms_eval_unify.output.media_reader import DECODE_ERRORS, check_image_bytes, read_image_file
 from lmms_eval_unify.output.record import parse_output
 from lmms_eval_unify.reports.comparability import offline_stand_ins
-from lmms_eval_unify.reports.results_io import load_results
+from lmms_eval_unify.reports.results_io import TaskRun, load_results
 from lmms_eval_unify.scoring.samples import sample_unsupported
 from lmms_eval_unify.writes import (
     EXIT_REFUSED,
@@ -48,6 +49,9 @@ from lmms_eval_unify.writes import (
 
 THUMB_PX = 256
 PAGE_SIZE = 20
+JUDGE_FAILURE_PREFIX = "judge_"
+"""How ``invalid_outputs`` of a judged sample whose judge failed (``judge_failed``) or replied unparseably
+(``judge_invalid``) starts."""
 PARSED_KEYS = ("predicted", "predicted_moves", "chosen", "choice", "parsed", "prediction", "extracted")
 NOT_METRICS = ("invalid_outputs",)
 
@@ -120,7 +124,7 @@ class MediaSite:
 
 
 @dataclass
-class RunInfo:
+class ModelSamples:
     """One model label's rows plus what the gallery needs from its results JSON."""
 
     label: str
@@ -133,26 +137,47 @@ class RunInfo:
     """The results files of this configuration (its own, never another configuration's in the same folder)."""
     shards: dict[str, int] = field(default_factory=dict)
     """Task -> how many shard runs its samples were merged from (tasks of one run are absent)."""
+    media: list[Path] = field(default_factory=list)
+    """The only folders its records' images are read from (``rescore.run_media_roots`` of its results files)."""
+    task_runs: dict[str, TaskRun] = field(default_factory=dict)
+    """Task -> what its samples rest on (``results_io.ModelResults.runs``)."""
+    replaced: dict[str, list[TaskRun]] = field(default_factory=dict)
+    """Task -> the earlier runs of it that a newer run replaced (``results_io.ModelResults.replaced``)."""
 
 
-def load_runs(paths: Sequence[Path]) -> list[RunInfo]:
+def load_runs(paths: Sequence[Path]) -> list[ModelSamples]:
     """Every model configuration found under the folders (``load_results``), with the task configs of its own
     results files (for metric lists and data paths) and what made its runs offline trials."""
     runs = []
     for label, model in load_results(paths).items():
         configs: dict[str, dict] = {}
+        media: list[Path] = []
         for results_file in model.sources:
             try:
                 results = gate.read_json(results_file, "data_file", [results_file.parent])
             except gate.Refused as refused:
                 print(f"warning: skipped {refused}", file=sys.stderr)
-                continue
-            if isinstance(results, dict) and isinstance(results.get("configs"), dict):
-                configs.update(results["configs"])
-        trials = sorted({caveat for run in model.runs.values() for caveat in offline_stand_ins(run)})
+                results = {}
+            results = results if isinstance(results, dict) else {}
+            media += run_media_roots(results_file, results)
+            configs.update(results["configs"] if isinstance(results.get("configs"), dict) else {})
+        trials = sorted({caveat for task, run in model.runs.items() for caveat in offline_stand_ins(task, run)})
         folders = [s.parent for s in model.sources]
         shards = {task: len(run.parts) for task, run in model.runs.items() if run.parts}
-        runs.append(RunInfo(label, model.samples, configs, folders, trials, list(model.sources), shards))
+        runs.append(
+            ModelSamples(
+                label,
+                model.samples,
+                configs,
+                run_dirs=folders,
+                trials=trials,
+                results_files=list(model.sources),
+                shards=shards,
+                media=list(dict.fromkeys(media)),
+                task_runs=model.runs,
+                replaced=model.replaced,
+            )
+        )
     return runs
 
 
@@ -173,12 +198,14 @@ def headline_metric(metrics: Sequence[str], rows: Sequence[Mapping]) -> str | No
 
 
 def find_judges(details: object, path: str = "details") -> list[dict]:
-    """Judge records anywhere in ``details``: dicts under a ``judge`` key or holding a ``verdict``."""
+    """Judge records anywhere in ``details``: dicts under a ``judge`` key or holding a ``verdict``, each with
+    ``answered_by``: the judge its reply came from ('' when the record does not name it), None when no reply came
+    (:func:`~lmms_eval_unify.judges.service.verdict_source`)."""
     found: list[dict] = []
     if isinstance(details, Mapping):
         for key, value in details.items():
             if isinstance(value, Mapping) and (key == "judge" or "verdict" in value):
-                found.append({"where": f"{path}.{key}", **_jsonable(value)})
+                found.append({"where": f"{path}.{key}", **_jsonable(value), "answered_by": verdict_source(value)})
             elif isinstance(value, Mapping):
                 found += find_judges(value, f"{path}.{key}")
     return found
@@ -195,6 +222,13 @@ def parsed_answer(details: object) -> str | None:
     return None
 
 
+def judge_failure(row: Mapping) -> str:
+    """The sample's judge failure (``judge_failed``: no reply; ``judge_invalid``: no verdict in the reply), '' when
+    its judge gave a verdict or none was asked. Its scores are the scorer's stand-ins, not a verdict on the output."""
+    invalid = str(row.get("invalid_outputs") or "")
+    return invalid if invalid.startswith(JUDGE_FAILURE_PREFIX) else ""
+
+
 def failure_reasons(row: Mapping) -> list[str]:
     """Short reasons this sample could not be scored: ``invalid_outputs``, ``unsupported``."""
     reasons = []
@@ -209,14 +243,14 @@ def _jsonable(value: object) -> object:
     return json.loads(json.dumps(value, default=str))
 
 
-def media_roots(record_root: str, run_dirs: Sequence[Path]) -> list[Path]:
+def media_roots(record_root: str, allowed: Sequence[Path]) -> list[Path]:
     """Where a record's media may be: its own root, or the folder of the same name in the run's media folders
-    (the run folder was moved or copied since), each kept only when it lies inside the run's media folders
-    (:func:`~lmms_eval_unify.integration.rescore.saved_media_roots`, the rule ``score`` follows too). A record
-    cannot make the gallery or an export read anything else, the run folder and its parent included."""
+    ``allowed`` (the run folder was moved or copied since), each kept only when it lies inside them
+    (:attr:`ModelSamples.media`: :func:`~lmms_eval_unify.integration.rescore.run_media_roots`, the rule ``score``
+    follows too). A record cannot make the gallery or an export read anything else, the run folder and its parent
+    included."""
     if not record_root:
         return []
-    allowed = saved_media_roots(run_dirs)
     candidates = [Path(record_root), *(base / Path(record_root).name for base in allowed)]
     roots = []
     for candidate in candidates:
@@ -239,13 +273,13 @@ def resolve_image(relative: str, roots: Sequence[Path]) -> Path | None:
     return None
 
 
-def output_view(row: Mapping, run: RunInfo, site: MediaSite) -> dict:
+def output_view(row: Mapping, run: ModelSamples, site: MediaSite) -> dict:
     """The model output of one sample: text, generated images and protocol steps, with site image links."""
     raw = row.get("filtered_resps")
     raw = raw[0] if isinstance(raw, list) and raw else raw
     parsed = parse_output(raw if isinstance(raw, str) else json.dumps(raw))
     record = parsed.record
-    roots = media_roots(record.root, run.run_dirs)
+    roots = media_roots(record.root, run.media)
 
     def image(path: str | None) -> dict | None:
         if not path:
@@ -312,18 +346,18 @@ def _read_parquet(path: Path, data_dir: Path) -> list[dict] | None:
         return None
 
 
-def sample_view(row: Mapping, metrics: Sequence[str], headline: str | None, run: RunInfo, site: MediaSite) -> dict:
+def sample_view(row: Mapping, metrics: Sequence[str], headline: str | None, run: ModelSamples, site: MediaSite) -> dict:
     """Everything shown for one run's answer to one doc."""
     details = row.get("details")
-    reasons = failure_reasons(row)
-    value = row.get(headline) if headline else None
-    correct = None if value is None else bool(value == 1)
+    unjudged = judge_failure(row)
+    value = row.get(headline) if headline and not unjudged else None
     return {
         "run": run.label,
         "scores": {m: row.get(m) for m in metrics if m in row},
         "headline": headline,
-        "correct": correct,
-        "failures": reasons,
+        "correct": None if value is None else bool(value == 1),
+        "judge_failure": unjudged,
+        "failures": failure_reasons(row),
         "failure_detail": details.get("failure") if isinstance(details, Mapping) else None,
         "parsed": parsed_answer(details),
         "judges": find_judges(details),
@@ -340,7 +374,7 @@ def is_wrong(view: Mapping) -> bool:
     return view["correct"] is False or bool(view["failures"])
 
 
-def iter_docs(runs: Sequence[RunInfo], patterns: Sequence[str]) -> Iterator[tuple[str, int, dict[str, dict]]]:
+def iter_docs(runs: Sequence[ModelSamples], patterns: Sequence[str]) -> Iterator[tuple[str, int, dict[str, dict]]]:
     """(task, doc_id, {run label: row}) for every doc of the selected tasks, in task then doc order."""
     tasks = sorted({t for run in runs for t in run.samples if selected(t, patterns)})
     for task in tasks:
@@ -353,7 +387,7 @@ def iter_docs(runs: Sequence[RunInfo], patterns: Sequence[str]) -> Iterator[tupl
 
 
 def build_gallery(
-    runs: Sequence[RunInfo],
+    runs: Sequence[ModelSamples],
     site_dir: Path,
     patterns: Sequence[str] = (),
     only_wrong: bool = False,

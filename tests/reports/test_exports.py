@@ -4,12 +4,14 @@ released tools' formulas is in tests/benchmarks/<name>/test_export.py."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
-from export_runs import failed_sample_rows
+from export_runs import failed_sample_rows, write_score_run
 
 from lmms_eval_unify.benchmarks import BENCHMARKS, part
 from lmms_eval_unify.reports import exports as ex
-from lmms_eval_unify.reports.gallery import RunInfo, load_runs
+from lmms_eval_unify.reports.gallery import ModelSamples, load_runs
 from lmms_eval_unify.testing.synthetic import write_run
 
 
@@ -53,7 +55,7 @@ def test_a_sample_output_keeps_the_model_failure_apart_from_the_judge_failure(tm
 
 def test_a_used_folder_is_refused_before_any_model_is_written(tmp_path):
     benchmark = BENCHMARKS[0]
-    runs = [RunInfo(label, {f"{benchmark}_task": []}, {}, []) for label in ("a/first", "second")]
+    runs = [ModelSamples(label, {f"{benchmark}_task": []}, {}, []) for label in ("a/first", "second")]
     used = tmp_path / "second" / benchmark
     used.mkdir(parents=True)
     (used / "_done.ok").write_text("ok")
@@ -86,3 +88,31 @@ def test_a_sample_output_reads_images_only_from_the_runs_media_folders(tmp_path,
     (run,) = load_runs([out])
     images = [ex.sample_output(row, run).images[0] for row in run.samples[f"{BENCHMARKS[0]}_task"]]
     assert [image is not None for image in images] == [True, False, False, False]
+
+
+def test_a_score_folder_reads_its_images_from_the_run_it_rescored(tmp_path, monkeypatch):
+    """``score RUN`` writes ``RUN/scored/``, whose records name RUN's media folder: outside the score folder's own
+    media folders. Exported on its own it reads them where its scoring read them, the media folders of the run it
+    re-scored; a folder its results file names as extra ``media`` is not trusted (a file cannot widen the reads)."""
+    from PIL import Image
+
+    from lmms_eval_unify.integration.run_context import EXTRA_MEDIA_ROOTS_ENV
+    from lmms_eval_unify.output.record import UnifiedOutput
+
+    monkeypatch.delenv(EXTRA_MEDIA_ROOTS_ENV)
+    task = f"{BENCHMARKS[0]}_task"
+    media = tmp_path / "run" / "unify_media" / "m-0123456789"
+    (media / "t").mkdir(parents=True)
+    Image.new("RGB", (8, 8), "red").save(media / "t" / "out.png")
+    rows = [{"filtered_resps": UnifiedOutput("image_only", images=["t/out.png"], root=str(media)).to_json()}]
+    rescored = write_run(tmp_path / "run", "m", {task: rows})
+
+    def image_read(scored: Path, model_args: str = "") -> bool:
+        write_score_run(rescored, scored, {task: rows}, model_args)
+        (run,) = load_runs([scored])
+        return ex.sample_output(run.samples[task][0], run).images[0] is not None
+
+    assert image_read(tmp_path / "run" / "scored")
+    assert image_read(tmp_path / "elsewhere")  # score --out elsewhere
+    extra_media = f"results_file={tmp_path / 'gone_results.json'},model_name=m,media={media.parent}"
+    assert not image_read(tmp_path / "crafted", extra_media)

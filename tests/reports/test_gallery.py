@@ -135,7 +135,7 @@ def test_site_data_and_links_resolve_to_files(runs, tmp_path):
     assert data["failure_reasons"] == ["missing_image"]
     judge = data["docs"][3]["answers"][0]["judges"]
     assert judge == [{"where": "details.judge", "status": "ok", "fields": {"answer_correct": True},
-                      "reason": "same option"}]  # fmt: skip
+                      "reason": "same option", "answered_by": ""}]  # fmt: skip
     assert [c["column"] for c in maze[0]["doc_images"]] == ["initial_image"]
     links = [m for m in image_links(data) if "missing" not in m]
     assert len(links) == 3 * 2 * 2 - 1 + 3  # steps of both models minus the deleted one, one board per doc
@@ -291,3 +291,71 @@ def test_two_configurations_of_one_model_are_two_runs_with_their_own_task_config
         run = runs[f"echo_painter (seed={seed})"]
         assert run.samples["uni_mmmu_maze"][0]["text_step_acc"] == score
         assert run.configs["uni_mmmu_maze"]["metric_list"] == [{"metric": f"metric_of_seed_{seed}"}]
+
+
+def judge_record(model: str, status: str, **extra: object) -> dict:
+    """A sample's judge record as the judge layer logs it (``JudgeResult.to_dict``)."""
+    fields = {"answer_correct": 1} if status == "ok" else {}
+    return {"template_id": "unig2u.answer_match", "template_version": 1, "model": model, "status": status,
+            "fields": fields, "raw": None, "reason": None if status == "ok" else "connection refused",
+            "cached": False, "replies": [], "template_digest": "abc", "valid": status == "ok", **extra}  # fmt: skip
+
+
+def judged_rows(records: list[dict]) -> list[dict]:
+    """One judged sample per judge record: a verdict scores 1, a failed judgement 0 with its failure."""
+    return [
+        {"filtered_resps": UnifiedOutput("direct", text="B").to_json(), "target": "B",
+         "acc": 1.0 if record["status"] == "ok" else 0.0,
+         "invalid_outputs": "" if record["status"] == "ok" else record["status"], "details": {"judge": record}}
+        for record in records
+    ]  # fmt: skip
+
+
+def judged_gallery(tmp_path: Path, runs: dict[str, list[dict]]) -> dict:
+    """The gallery data of one judged task run by each model (model -> its judge records)."""
+    for model, records in runs.items():
+        write_run(tmp_path / "out", model, {JUDGED: judged_rows(records)})
+    assert main([str(tmp_path / "out"), "-o", str(tmp_path / "site")]) == 0
+    return json.loads((tmp_path / "site" / "gallery.json").read_text())
+
+
+def test_a_judge_failure_is_shown_as_a_failure_never_as_a_score_of_0(tmp_path):
+    data = judged_gallery(tmp_path, {"m": [judge_record("gpt-4o", "ok"), judge_record("gpt-4o", "judge_failed")]})
+    judged, failed = (doc["answers"][0] for doc in data["docs"])
+    assert (judged["correct"], judged["judge_failure"], judged["failures"]) == (True, "", [])
+    assert (failed["correct"], failed["judge_failure"], failed["failures"]) == (None, "judge_failed", ["judge_failed"])
+    # each verdict names the judge it came from; a judgement with no reply names none
+    assert [j["answered_by"] for j in judged["judges"] + failed["judges"]] == ["gpt-4o", None]
+
+
+def test_the_gallery_names_the_judge_each_verdict_came_from(tmp_path):
+    """A run whose reference judge was down (every judgement failed) is not said to be judged by it; a run it did
+    judge is; a verdict from another model than the one asked names the one that answered."""
+    from lmms_eval_unify.judges.config import REFERENCE_JUDGE_MODEL
+
+    mismatch = {"model_mismatch": "asked gpt-4o, answered by gpt-4o-mini"}
+    data = judged_gallery(tmp_path, {
+        "dead": [judge_record(REFERENCE_JUDGE_MODEL, "judge_failed")] * 2,
+        "served": [judge_record(REFERENCE_JUDGE_MODEL, "ok")],
+        "other": [judge_record("gpt-4o", "ok", **mismatch)],
+    })  # fmt: skip
+    notices = " ".join(data["notices"])
+    assert "served: judged by the offline reference judge" in notices and "dead:" not in notices
+    answered = {a["run"]: [j["answered_by"] for j in a["judges"]] for d in data["docs"] for a in d["answers"]}
+    assert answered == {"dead": [None], "served": [REFERENCE_JUDGE_MODEL], "other": ["gpt-4o-mini"]}
+
+
+@pytest.mark.subprocess  # headless Chromium
+def test_a_judge_failure_on_the_page_says_not_judged_and_names_no_judge(tmp_path, browser):
+    judged_gallery(tmp_path, {"m": [judge_record("gpt-4o", "ok"), judge_record("gpt-4o", "judge_failed")]})
+    page = browser.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto((tmp_path / "site" / "index.html").as_uri())
+    judged, failed = page.locator(".answer").nth(0), page.locator(".answer").nth(1)
+    assert judged.locator(".tag.ok").inner_text() == "acc = 1"
+    assert judged.locator(".judge b").inner_text().startswith("judge gpt-4o")
+    assert failed.locator(".tag.ok").count() == 0 and "acc = 0" not in failed.inner_text()
+    assert failed.locator(".unjudged").inner_text() == "acc: not judged (judge_failed)"
+    assert failed.locator(".judge b").inner_text().startswith("no verdict (judge_failed; asked gpt-4o)")
+    assert "wrong" not in (failed.get_attribute("class") or "") and errors == []

@@ -41,7 +41,7 @@ from lmms_eval_unify.reports.exports import (
     write_json,
     write_reference,
 )
-from lmms_eval_unify.reports.gallery import RunInfo, image_bytes
+from lmms_eval_unify.reports.gallery import ModelSamples, image_bytes
 
 NEEDS_DOCS = True
 """The released image metrics read the docs' reference images and ids."""
@@ -253,13 +253,13 @@ def doc_fields(subtask: str, doc: Mapping, out: Path, folder: Path, report: Expo
     return fields
 
 
-def export(runs: Sequence[RunInfo], out: Path, report: ExportReport, docs: DocSource) -> None:
+def export(runs: Sequence[ModelSamples], out: Path, report: ExportReport, docs: DocSource) -> None:
     """Each run's items under ``out/<model>/mme_unify/`` (:func:`export_run`)."""
     for run, folder in model_folders(runs, out, spec.BENCHMARK):
         export_run(run, folder, report, docs)
 
 
-def export_run(run: RunInfo, out: Path, report: ExportReport, docs: DocSource) -> None:
+def export_run(run: ModelSamples, out: Path, report: ExportReport, docs: DocSource) -> None:
     """One ``<task>.json`` per MME-Unify task of the run, generated images under ``images/<task>/``, videos under
     ``videos/<task>/``; with the local data, the release's doc fields and reference files (under
     ``reference/<task>/<doc_id>/``) merged in."""

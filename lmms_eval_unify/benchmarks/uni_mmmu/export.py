@@ -29,7 +29,7 @@ from lmms_eval_unify.reports.exports import (
     write_json,
     write_reference,
 )
-from lmms_eval_unify.reports.gallery import RunInfo, image_bytes
+from lmms_eval_unify.reports.gallery import ModelSamples, image_bytes
 
 NEEDS_DOCS = True
 """The released image metrics read the docs' reference images and ids."""
@@ -126,13 +126,13 @@ def scored_images(output: SampleOutput) -> list[bytes]:
     return [image for image in output.images if image is not None]
 
 
-def export(runs: Sequence[RunInfo], out: Path, report: ExportReport, docs: DocSource) -> None:
+def export(runs: Sequence[ModelSamples], out: Path, report: ExportReport, docs: DocSource) -> None:
     """Each run's task folders under ``out/<model>/uni_mmmu/`` (:func:`export_run`)."""
     for run, folder in model_folders(runs, out, spec.BENCHMARK):
         export_run(run, folder, report, docs)
 
 
-def export_run(run: RunInfo, out: Path, report: ExportReport, docs: DocSource) -> None:
+def export_run(run: ModelSamples, out: Path, report: ExportReport, docs: DocSource) -> None:
     """Per task, the released runner's folder: ``case_*/`` + ``summary.json`` + ``manifest.csv``; with the
     local data, released case names and the reference files under ``reference/<task>/`` (the evaluator's
     ``dataset_dir``; jigsaw: its ``metadata.json``)."""

@@ -9,7 +9,10 @@ Per category the score is the mean over judged samples; overall is the sample-we
     python -m lmms_eval_unify.benchmarks.unig2u.diagnostics RUN_DIR [--out ra_al.json]
 
 Judge endpoint: the judge layer's settings (``LMMS_EVAL_UNIFY_JUDGE_BASE_URL`` …, docs/judges.md). Original
-images come from the task's data (``LMMS_EVAL_UNIFY_DATA_DIR`` or the Hub files named in the task YAML).
+images come from the task's data (``LMMS_EVAL_UNIFY_DATA_DIR`` or the Hub files named in the task YAML); generated
+images from the run's own media folders only, the folders ``score``, ``gallery`` and ``export`` read
+(``rescore.run_media_roots``: ``unify_media`` beside the samples' folder or one level up, for a ``score`` folder
+those of the run it re-scored, and ``$LMMS_EVAL_UNIFY_MEDIA_ROOTS``), also after the run folder was moved.
 """
 
 from __future__ import annotations
@@ -25,13 +28,17 @@ from pathlib import Path
 import datasets
 from PIL import Image
 
+from lmms_eval_unify import gate
 from lmms_eval_unify.benchmarks.unig2u.spec import SUBTASKS
 from lmms_eval_unify.benchmarks.unig2u.task import concatenate, resolve_files
 from lmms_eval_unify.env_vars import read
 from lmms_eval_unify.generation.protocols import split_generate_then_answer_prompt
 from lmms_eval_unify.integration.paths import DATA_DIR_ENV
+from lmms_eval_unify.integration.rescore import RESULTS_SUFFIX, SAMPLES_INFIX, run_media_roots
+from lmms_eval_unify.integration.run_context import run_context
 from lmms_eval_unify.judges import JudgeRequest, judge_many
 from lmms_eval_unify.output.record import OutputFailure, parse_output
+from lmms_eval_unify.reports.gallery import media_roots
 from lmms_eval_unify.writes import EXIT_REFUSED, WriteRefused, output_root, write_text
 
 # Our categories -> the judge prompts' category additions (Appendix I.9).
@@ -113,15 +120,30 @@ def _docs(task: str) -> datasets.Dataset:
     return config["process_docs"](dataset) if config.get("process_docs") else dataset  # BabyVision: one type
 
 
-def item_from_sample(task: str, row: dict) -> Item | str:
-    """The judge inputs of one samples-file row, or why it cannot be judged."""
+def run_media(samples_file: Path) -> list[Path]:
+    """The only folders the images of a samples file's records are read from: the run's media folders of the
+    results file beside it (:func:`~lmms_eval_unify.integration.rescore.run_media_roots`)."""
+    results_file = samples_file.with_name(samples_file.name.partition(SAMPLES_INFIX)[0] + RESULTS_SUFFIX)
+    try:
+        results = gate.read_json(results_file, "data_file", [results_file.parent])
+    except gate.Refused:
+        results = {}
+    return run_media_roots(results_file, results if isinstance(results, dict) else {})
+
+
+def item_from_sample(task: str, row: dict, media: Sequence[Path]) -> Item | str:
+    """The judge inputs of one samples-file row, or why it cannot be judged; its generated images are read from
+    the run's media folders ``media`` alone (the record's root, or its folder of the same name there)."""
     raw = row["filtered_resps"][0] if isinstance(row.get("filtered_resps"), list) else row.get("filtered_resps")
     parsed = parse_output(raw)
     if parsed.unsupported:
         return "unsupported"
     if parsed.failure:
         return parsed.failure.reason
-    generated = parsed.load_images()
+    roots = [root for root in media_roots(parsed.record.root, media) if root.is_dir()]
+    parsed.record.root = str(roots[0]) if roots else parsed.record.root  # outside them: refused as unsafe_path
+    with run_context(media_base=str(media[0]), trusted_roots=[str(root) for root in media]):
+        generated = parsed.load_images()
     if isinstance(generated, OutputFailure):
         return generated.reason
     if not generated:
@@ -153,8 +175,9 @@ def run(run_dir: str | Path, config: dict | None = None) -> Diagnostics:
     result = Diagnostics()
     items: list[Item] = []
     for task, path in samples_files(Path(run_dir)).items():
+        media = run_media(path)
         for line in path.read_text(encoding="utf-8").splitlines():
-            item = item_from_sample(task, json.loads(line))
+            item = item_from_sample(task, json.loads(line), media)
             if isinstance(item, str):
                 result.unusable[item] = result.unusable.get(item, 0) + 1
             else:

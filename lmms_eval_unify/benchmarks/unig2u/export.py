@@ -15,7 +15,8 @@ from typing import Any
 from lmms_eval_unify import gate
 from lmms_eval_unify.benchmarks.unig2u import spec
 from lmms_eval_unify.reports.exports import DocSource, ExportReport, model_folders, write_json
-from lmms_eval_unify.reports.gallery import RunInfo
+from lmms_eval_unify.reports.gallery import ModelSamples
+from lmms_eval_unify.reports.results_io import sample_failure
 from lmms_eval_unify.scoring.task_aggregations import count_invalid, failure_reason, mean_supported
 
 NEEDS_DOCS = False
@@ -40,7 +41,7 @@ SAMPLE_VALUES: dict[str, Callable[[object], Any]] = {"acc": score_value, "invali
 """How a saved sample's value of each metric is read before its aggregation (saved runs are untrusted)."""
 
 
-def results_summary(run: RunInfo, report: ExportReport | None = None) -> dict[str, dict]:
+def results_summary(run: ModelSamples, report: ExportReport | None = None) -> dict[str, dict]:
     """task -> metric -> value as ``script/eval_all.sh`` collects it from lmms-eval's results files (``alias``
     and ``*stderr*`` keys dropped), UniG2U tasks only, from the configuration's own results files. A task run
     twice keeps the newest run's values; a task run as shards gets each value computed again over the merged
@@ -72,15 +73,19 @@ def merged_values(values: Mapping[str, object], rows: Sequence[Mapping]) -> dict
     return merged
 
 
-def export(runs: Sequence[RunInfo], out: Path, report: ExportReport, docs: DocSource) -> None:
+def export(runs: Sequence[ModelSamples], out: Path, report: ExportReport, docs: DocSource) -> None:
     """Each run's ``summary.json`` under ``out/<model>/unig2u/`` (:func:`export_run`); ``docs`` is not read."""
     for run, folder in model_folders(runs, out, spec.BENCHMARK):
         export_run(run, folder, report)
 
 
-def export_run(run: RunInfo, out: Path, report: ExportReport) -> None:
-    """``summary.json`` of the run's UniG2U tasks."""
+def export_run(run: ModelSamples, out: Path, report: ExportReport) -> None:
+    """``summary.json`` of the run's UniG2U tasks; a task none of whose samples was scored (the leaderboard's '—')
+    is left out, with a note, rather than collected as an accuracy of 0."""
     summary = results_summary(run, report)
+    for task in [t for t in summary if run.samples[t] and all(sample_failure(r) for r in run.samples[t])]:
+        del summary[task]
+        report.notes.append(f"{run.label}/{task}: left out, no sample scored")
     for task in summary:
         for row in run.samples[task]:
             report.count_row(f"{run.label}/{task}", row)

@@ -12,7 +12,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 import pytest
-from cli_runs import offline_env
+from cli_runs import BIN, offline_env
 from export_runs import (
     MODELS,
     NO_RESAMPLING,
@@ -22,6 +22,7 @@ from export_runs import (
     failed_sample_rows,
     parquet_rows,
     run_media,
+    write_score_run,
 )
 from PIL import Image
 
@@ -164,6 +165,30 @@ def test_mme_unify_export_with_data_dir_carries_the_docs_fields_and_reference_im
 
 
 @pytest.mark.slow
+def test_a_real_score_folder_exported_alone_gives_its_runs_released_numbers(mme):
+    """``lmms-eval-unify score RUN --out SCORED`` (the ``unify_replay`` model) then ``export SCORED`` on its own: the
+    released scripts read what the run's own export gives them (every image was written as missing, exit 0: CSQ
+    3/9, SD 5/9, TIG NaN in the released tools)."""
+    root, _ = mme
+    env = offline_env(root / "data", LMMS_EVAL_UNIFY_MME_UNIFY_METRICS=json.dumps(TINY_CLIP))
+    run, scored = root / "runs" / "unify_random", root / "scored_random"
+    command = [str(BIN / "lmms-eval-unify"), "score", str(run), "--out", str(scored)]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "0 failed samples" in export_cli(scored, "mme_unify", root / "export_scored")
+    (exported_folder,) = (root / "export_scored").glob("*/mme_unify")  # one model, named as the replay names it
+    exported = mme_export.read(exported_folder)
+    original = mme_export.read(root / "export" / "unify_random" / "mme_unify")
+    assert sorted(exported) == sorted(original)
+    for subtask in ("csq", "al", "sd"):
+        task = f"mme_unify_{subtask}"
+        assert released_choice_acc(exported[task], subtask) == released_choice_acc(original[task], subtask)
+    for task, key in (("mme_unify_csq", "output_image"), ("mme_unify_sd", "difference_image"),
+                      ("mme_unify_tig", "output_image")):  # fmt: skip
+        assert [Path(i["output"][key]).read_bytes() for i in exported[task]] == [m[0] for m in run_media(run, task)]
+
+
+@pytest.mark.slow
 def test_mme_unify_export_copies_every_generated_image(mme):
     root, _ = mme
     for model in MODELS:
@@ -289,6 +314,36 @@ def test_unify_qa_failures_keep_their_keys_and_meet_the_released_rule(tmp_path, 
     assert error[image_key] == "" and not error.get(answer_key)
     if subtask == "iee":
         assert set(error) == {"output_explanation", "output_image"}
+
+
+@pytest.mark.parametrize("subtask", ["csq", "sd"])
+def test_a_score_folder_exported_alone_gives_the_released_numbers_of_its_run(tmp_path, monkeypatch, subtask):
+    """``score RUN`` writes ``RUN/scored/``, whose records name RUN's media. Exported on its own (no
+    ``$LMMS_EVAL_UNIFY_MEDIA_ROOTS``) it gives the released scripts what the run's own export gives them: every
+    output image readable (the export wrote them all as missing, exit 0: CSQ 3/9, SD 5/9 in the released tools)."""
+    from lmms_eval_unify.integration.run_context import EXTRA_MEDIA_ROOTS_ENV
+
+    monkeypatch.delenv(EXTRA_MEDIA_ROOTS_ENV)
+    outputs = Outputs(tmp_path / "runs")
+    texts = ["Answer: A", "Answer: B", "Answer: A"]
+    records = [outputs.record(text=t, images=[outputs.file(f"{k}.png", level=40 * k)]) for k, t in enumerate(texts)]
+    rows = [
+        {"filtered_resps": raw, "target": "A", "details": {"predicted": t[-1]}}
+        for raw, t in zip(records, texts, strict=True)
+    ]
+    task = f"mme_unify_{subtask}"
+    rescored = write_run(tmp_path / "runs", "m", {task: rows})
+    write_score_run(rescored, tmp_path / "runs" / "m" / "scored", {task: rows})
+    exported = {}
+    for name, folder in (("run", rescored), ("scored", tmp_path / "runs" / "m" / "scored")):
+        assert ex.main([str(folder), "--benchmark", "mme_unify", "--out", str(tmp_path / name)]) == 0
+        exported[name] = mme_export.read(tmp_path / name / "m" / "mme_unify")[task]
+    image_key = "difference_image" if subtask == "sd" else "output_image"
+    for item in exported["scored"]:
+        assert_released_view(item["output"][image_key], "ok")
+    images = [[Path(i["output"][image_key]).read_bytes() for i in exported[name]] for name in exported]
+    assert images[0] == images[1] == [images[0] for images in run_media(tmp_path / "runs" / "m", task)]
+    assert released_choice_acc(exported["scored"], subtask) == released_choice_acc(exported["run"], subtask)
 
 
 def test_iee_exports_the_explanation_our_scorer_compares(tmp_path):

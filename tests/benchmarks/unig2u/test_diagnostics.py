@@ -1,4 +1,5 @@
 import json
+import shutil
 
 import datasets
 import pytest
@@ -7,7 +8,9 @@ from PIL import Image
 from lmms_eval_unify.benchmarks.unig2u import diagnostics
 from lmms_eval_unify.benchmarks.unig2u.offline.data import generate
 from lmms_eval_unify.benchmarks.unig2u.prompts import gta_prompt
-from lmms_eval_unify.judges import reset_judge_state
+from lmms_eval_unify.integration.run_context import EXTRA_MEDIA_ROOTS_ENV
+from lmms_eval_unify.judges import judge_stats, reset_judge_state
+from lmms_eval_unify.judges.reference import reference_verdict
 from lmms_eval_unify.output.record import Step, UnifiedOutput
 from lmms_eval_unify.testing.openai_server import OpenAICompatServer
 
@@ -34,7 +37,8 @@ def _policy(request) -> str:
 def run_dir(tmp_path, monkeypatch):
     generate(tmp_path / "data", 2, seed=1)
     monkeypatch.setenv("LMMS_EVAL_UNIFY_DATA_DIR", str(tmp_path / "data"))
-    media, out = tmp_path / "media", tmp_path / "run"
+    out = tmp_path / "run"
+    media = out / "unify_media" / "m-0123456789"  # the run's own media folder, as our models write it
     out.mkdir()
     chart = datasets.load_dataset(
         "parquet", data_files=str(tmp_path / "data/unig2u/chartqa100/chartqa100.parquet"), split="train"
@@ -66,4 +70,27 @@ def test_ra_al_per_category_and_sample_weighted_overall(run_dir, tmp_path):
     assert table["overall"]["RA"] == pytest.approx((5 * 2 + 3) / 3)
     assert table["overall"]["AL"] == pytest.approx((4 * 2 + 2) / 3)
     assert result.unusable == {"unsupported": 1}
+    reset_judge_state()
+
+
+def test_a_runs_own_media_is_judged_with_no_variable_and_nothing_else_is_read(run_dir, tmp_path, monkeypatch):
+    """No ``$LMMS_EVAL_UNIFY_MEDIA_ROOTS``: the run's images are read from its media folders (also after the run
+    folder moved), an image outside them is refused (``unsafe_path``); the reference judges (``judge serve``)
+    answer every RA and AL prompt with a verdict (they answered 558 of 558 without one)."""
+    monkeypatch.delenv(EXTRA_MEDIA_ROOTS_ENV)
+    outside = _row(tmp_path / "elsewhere", "unig2u_msr_gta", 2, gta_prompt("msr", {"question": "Q?"}), "`B`")
+    with (run_dir / "x_samples_unig2u_msr_gta.jsonl").open("a") as samples:
+        samples.write("\n" + json.dumps(outside))
+    moved = shutil.move(run_dir, tmp_path / "moved")
+    reset_judge_state()
+    with OpenAICompatServer(reference_verdict, api_key="k") as server:
+        config = {"base_url": server.base_url, "api_key": "k", "cache_path": str(tmp_path / "cache.sqlite")}
+        result = diagnostics.run(moved, config=config)
+        stats = judge_stats()["unig2u_ra_al"]
+    assert result.unusable == {"unsupported": 1, "unsafe_path": 1}
+    assert (stats["judgements"], stats.get("invalid", 0), stats.get("failed", 0)) == (6, 0, 0)
+    table = result.table()
+    assert table["chart_table"]["n_ra"] == table["chart_table"]["n_al"] == 2
+    assert table["spatial_intelligence"]["n_ra"] == table["spatial_intelligence"]["n_al"] == 1
+    assert table["chart_table"]["AL"] == table["spatial_intelligence"]["AL"] == 5.0  # "12", "`A`" answer them
     reset_judge_state()

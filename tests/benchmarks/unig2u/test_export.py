@@ -49,6 +49,18 @@ def test_two_configurations_of_one_model_get_their_own_summaries(tmp_path):
         assert json.loads((folder / "summary.json").read_text())["unig2u_chartqa"]["acc,none"] == score
 
 
+def test_a_task_with_no_scored_sample_is_left_out_of_the_summary_as_the_leaderboards_dash(tmp_path, capsys):
+    """chartqa judge-failed on every sample: its acc 0 would enter the released collector's numbers as a score."""
+    from lmms_eval_unify.reports.exports import main
+    from lmms_eval_unify.testing.synthetic import write_run
+
+    failed = {"acc": 0.0, "invalid_outputs": "judge_failed"}
+    write_run(tmp_path / "runs", "m", {"unig2u_chartqa": [failed] * 2, "unig2u_maze": [{"acc": 1.0}]})
+    assert main([str(tmp_path / "runs"), "--benchmark", "unig2u", "--out", str(tmp_path / "out")]) == 0
+    assert list(unig2u_export.read(tmp_path / "out" / "m" / "unig2u")) == ["unig2u_maze"]
+    assert "m/unig2u_chartqa: left out, no sample scored" in capsys.readouterr().err
+
+
 def test_a_task_run_as_shards_exports_the_values_of_one_run(tmp_path, capsys):
     """Three ``--offset``/``--limit`` shards give the summary one run gives (before: the last shard's values)."""
     import json
