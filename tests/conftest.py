@@ -13,6 +13,7 @@ from lmms_eval.api.instance import Instance
 from PIL import Image
 
 from lmms_eval_unify.generation.adapter import UNDERSTAND_AND_GENERATE, UnifiedModel
+from lmms_eval_unify.integration import provenance
 from lmms_eval_unify.integration.run_context import EXTRA_MEDIA_ROOTS_ENV
 
 
@@ -44,6 +45,13 @@ def _test_media_is_trusted(tmp_path_factory, monkeypatch):
     (scorers refuse images outside the run's media roots). CLI runs drop this (``cli_runs.offline_env``)
     so they exercise the real trust chain; hostile-path tests use folders outside it."""
     monkeypatch.setenv(EXTRA_MEDIA_ROOTS_ENV, str(tmp_path_factory.getbasetemp()))
+
+
+@pytest.fixture(autouse=True)
+def _no_data_sources_from_earlier_tests(monkeypatch):
+    """The data sources tasks loaded are recorded per process (``provenance._data_sources``, one run per process
+    outside tests): each test starts with none, so a task another test loaded on generated data marks nothing."""
+    monkeypatch.setattr(provenance, "_data_sources", {})
 
 
 def make_request(

@@ -1,3 +1,4 @@
+import json
 from pathlib import Path
 
 import datasets
@@ -68,6 +69,9 @@ def test_demo_averages_the_random_player_over_seeds_and_prints_its_band(tmp_path
             assert (low <= float(mean.rstrip(OUTSIDE_BAND)) <= high) != mean.endswith(OUTSIDE_BAND)
     runs = sorted(p.name for p in (tmp_path / "runs").iterdir())
     assert runs == ["unify_oracle", "unify_random-seed0", "unify_random-seed1"]
+    results = json.loads(next((tmp_path / "runs" / "unify_oracle").rglob("*_results.json")).read_text())
+    sources = {task: record["kind"] for task, record in results["lmms_eval_unify"]["data"].items()}
+    assert sources == {"uni_mmmu_maze": "generated", "uni_mmmu_sliding": "generated"}  # never taken for the paper's
 
 
 @pytest.mark.parametrize("seeds", ["0", "-1"])

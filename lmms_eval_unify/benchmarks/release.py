@@ -24,6 +24,7 @@ from pathlib import Path
 from PIL import Image
 
 from lmms_eval_unify import gate
+from lmms_eval_unify.integration.provenance import write_data_source
 from lmms_eval_unify.output.media_reader import check_image_bytes
 
 
@@ -114,14 +115,18 @@ def text_list(item: Mapping, key: str) -> list[str]:
     return [text_field({key: v}, key) for v in value]
 
 
-def write_all_or_nothing(target: Path, tables: dict[str, Callable[[Path], object]]) -> list[Path]:
-    """Write each ``tables[name](folder)`` into a temporary folder, then swap ``target/name`` folders in."""
+def write_all_or_nothing(
+    target: Path, tables: Mapping[str, Callable[[Path], object]], source: Mapping[str, object]
+) -> list[Path]:
+    """Write each ``tables[name](folder)`` with the data `source` record (``provenance.prepared_source``) into a
+    temporary folder, then swap ``target/name`` folders in."""
     target.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".prepare-", dir=target))
     try:
         for name, write in tables.items():
             (staging / name).mkdir()
             write(staging / name)
+            write_data_source(staging / name, source, staging)
         written = []
         for name in tables:
             final = target / name

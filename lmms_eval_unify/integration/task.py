@@ -24,7 +24,6 @@ re-scores the saved outputs once the cause is fixed.
 from __future__ import annotations
 
 import functools
-import importlib
 import os
 import threading
 from collections.abc import Callable, Iterator
@@ -37,10 +36,12 @@ from lmms_eval.api.task import ConfigurableTask
 from loguru import logger
 
 from lmms_eval_unify import gate
+from lmms_eval_unify.benchmarks import part
 from lmms_eval_unify.env_vars import metrics_env, read
 from lmms_eval_unify.integration import run_status, seams
 from lmms_eval_unify.integration.data_rows import DATA_ERROR_KEY, checked_data_file
 from lmms_eval_unify.integration.paths import DATA_DIR_ENV
+from lmms_eval_unify.integration.provenance import configured_source, local_source, record_data_source
 from lmms_eval_unify.judges.config import JudgeConfig, resolve_endpoint
 from lmms_eval_unify.metrics.config import MissingWeightsError
 from lmms_eval_unify.scoring.scorer import metadata_params
@@ -147,13 +148,13 @@ class UnifyTask(ConfigurableTask):
         metadata = config.get("metadata") or {}
         if not metadata.get("judged"):
             return []
-        spec = importlib.import_module(f"lmms_eval_unify.benchmarks.{metadata['benchmark']}.spec")
+        spec = part(str(metadata["benchmark"]), "spec")
         return [(JudgeConfig.coerce(metadata.get("judge")), spec.JUDGE_MODEL)]
 
     @classmethod
     def data_files(cls, config: dict) -> list[str] | None:
         """Local files the task reads (None: it reads ``dataset_path``/``dataset_name`` from the Hub)."""
-        files = local_data_files(config.get("metadata"), config.get("dataset_name"), config.get("test_split"))
+        files = local_data_files(config.get("metadata"), config.get("dataset_name"), str(config.get("test_split")))
         if files is not None:
             return list(files.values())
         if config.get("dataset_path") == "parquet":
@@ -186,8 +187,8 @@ class UnifyTask(ConfigurableTask):
                     logger.error("{}: scoring failed ({}); the task is marked failed", task, reason)
         else:
             reason = self._fatal_scoring_error
-        metrics = {name: run_status.SCORING_FAILED for name in self._aggregation_list}
-        return {**metrics, "details": {"scoring_error": reason}}
+        failed = {name: run_status.SCORING_FAILED for name in self._aggregation_list}
+        return {**failed, "details": {"scoring_error": reason}}
 
     def aggregation(self) -> dict[str, Callable]:
         return {
@@ -211,11 +212,25 @@ class UnifyTask(ConfigurableTask):
     def download(self, dataset_kwargs: dict | None = None) -> None:
         self.check_judges()
         files = local_data_files(self.config.metadata, self.config.dataset_name, self.config.test_split)
+        source = self.data_source(None if files is None else list(files.values()), dataset_kwargs)
         if files is not None:
             self.DATASET_PATH, self.DATASET_NAME = "parquet", None
             checked = {split: self.checked_local_file(path) for split, path in files.items()}
             dataset_kwargs = {**(dataset_kwargs or {}), "data_files": checked}
         super().download(dataset_kwargs)
+        self.record_data_source(source)
+
+    def data_source(self, local_files: list[str] | None, dataset_kwargs: dict | None) -> dict[str, object]:
+        """Where the task's data comes from (``provenance``): the records of its `local_files` in the local data
+        folder, or (None) the dataset its YAML names."""
+        if local_files is not None:
+            return local_source([Path(f) for f in local_files], Path(str(read(DATA_DIR_ENV))))
+        return configured_source(str(self.config.dataset_path), self.config.dataset_name, dataset_kwargs)
+
+    def record_data_source(self, source: dict[str, object]) -> None:
+        """Note for the run's provenance that the task read `source`, with its loaded split's fingerprint."""
+        loaded = (self.dataset or {}).get(self.config.test_split)
+        record_data_source(self.config.task, source, str(getattr(loaded, "_fingerprint", "")))
 
     def checked_local_file(self, path: str) -> str:
         """The parquet to load for a file of the local data folder (:func:`checked_data_file`); each row whose

@@ -31,8 +31,9 @@ from typing import Any, overload
 from lmms_eval_unify import gate
 from lmms_eval_unify.benchmarks import BENCHMARKS, part
 from lmms_eval_unify.generation.media import MODEL_PROVENANCE_KEY, configuration_folder
-from lmms_eval_unify.integration.provenance import PROVENANCE_KEY
+from lmms_eval_unify.integration.provenance import NOT_PUBLISHED, PROVENANCE_KEY
 from lmms_eval_unify.integration.rescore import saved_media_roots
+from lmms_eval_unify.judges import FAILED
 from lmms_eval_unify.output.record import parse_output
 from lmms_eval_unify.redaction import redact_secrets, redact_text
 from lmms_eval_unify.scoring.samples import UNSUPPORTED_KEY, is_unsupported, sample_unsupported
@@ -56,10 +57,12 @@ class RunInfo:
 
     results_file: Path
     date: str = ""
-    lmms_eval_version: str = ""
+    git_checkout: str = ""
+    """What lmms-eval records as ``lmms_eval_version``: the branch and commit of the git checkout the run started
+    in (``main@1a2b3c4d``), not lmms-eval's version, which the run's provenance holds (``ours["lmms_eval"]``)."""
     ours: Mapping[str, object] = field(default_factory=dict)
-    """What :func:`lmms_eval_unify.integration.provenance.run_provenance` stamped at run time (version, commit);
-    empty for runs made before it existed."""
+    """What :func:`lmms_eval_unify.integration.provenance.run_provenance` stamped at run time (version, commit,
+    lmms-eval's version, each task's data source); empty for runs made before it existed."""
     model_args: str = ""
     seeds: Mapping[str, object] = field(default_factory=dict)
     gen_kwargs: str = ""
@@ -72,7 +75,7 @@ class RunInfo:
         return cls(
             results_file=results_file,
             date=str(results.get("date") or ""),
-            lmms_eval_version=str(results.get("lmms_eval_version") or ""),
+            git_checkout=str(results.get("lmms_eval_version") or ""),
             ours=dict(results.get(PROVENANCE_KEY) or {}),
             model_args=redact_text(args if isinstance(args, str) else json.dumps(args, sort_keys=True, default=str)),
             seeds={k: config[k] for k in SEED_KEYS if k in config},
@@ -100,14 +103,24 @@ class TaskRun:
     judges: tuple[str, ...] = ()
     """Every judge that gave a verdict, as ``model (template vN)``."""
     dataset: Mapping[str, object] = field(default_factory=dict)
-    """The task config's ``dataset_path``, ``dataset_name`` and ``dataset_kwargs``."""
-    parts: tuple[Path, ...] = ()
-    """The results files of the shards merged into this run (``--offset``/``--limit`` jobs); empty for one run."""
+    """The task config's ``dataset_path``, ``dataset_name`` and ``dataset_kwargs``: what its YAML names."""
+    source: Mapping[str, object] = field(default_factory=dict)
+    """The data the run read, as it recorded it (``provenance``: Hub repository, prepared release, generated data
+    with its seed and n, or unknown local files); empty for runs made before it was recorded."""
+    parts: tuple[RunInfo, ...] = ()
+    """The runs of the shards merged into this run (``--offset``/``--limit`` jobs); empty for one run."""
+    missing: tuple[int, ...] = ()
+    """Doc ids of the dataset that no shard merged into this run asked (a shard gap): its cells are left blank."""
+
+    @property
+    def runs(self) -> tuple[RunInfo, ...]:
+        """The runs the task's samples come from (every shard's)."""
+        return self.parts or (self.run,)
 
     @property
     def files(self) -> tuple[Path, ...]:
         """The results files the task's samples come from."""
-        return self.parts or (self.run.results_file,)
+        return tuple(run.results_file for run in self.runs)
 
     @property
     def subset(self) -> bool:
@@ -135,6 +148,8 @@ class ModelResults:
     model's only configuration."""
     runs: dict[str, TaskRun] = field(default_factory=dict)
     """Task -> what its samples rest on (the run they came from, items, scorer version, judges)."""
+    replaced: dict[str, list[TaskRun]] = field(default_factory=dict)
+    """Task -> the earlier runs of it that a newer run replaced, oldest first (shards merged are not replaced)."""
     provenance: list[object] = field(default_factory=list)
     """What the runs learnt about the model beyond its configuration (``UnifiedModel.provenance``: server and
     version, weights revision, official code's commit), each distinct entry once, oldest first."""
@@ -234,9 +249,10 @@ def configuration(
     config = results.get("config") or {}
     arguments = redact_secrets({"model": config.get("model") or "", **parse_model_args(config.get("model_args"))})
     root = record_root(rows)
-    if not root:
+    folder = CONFIGURATION_FOLDER.match(Path(root).name) if root else None
+    if folder is None:
         return arguments, configuration_folder("", arguments).rpartition("-")[2], []
-    config_hash = CONFIGURATION_FOLDER.match(Path(root).name)["hash"]
+    config_hash = folder["hash"]
     found = described(root, results_file)
     if found is None:
         return arguments, config_hash, []
@@ -244,13 +260,16 @@ def configuration(
     return found, config_hash, provenance if isinstance(provenance, list) else []
 
 
-def load_results(paths: Sequence[Path], warn=sys.stderr, drop: Collection[str] = ()) -> dict[str, ModelResults]:
+def load_results(paths: Sequence[Path], warn=None, drop: Collection[str] = ()) -> dict[str, ModelResults]:
     """Per model configuration, the samples of every benchmark task found. Runs of one configuration's task
-    with no item in common are shards of one run and are merged (raising :class:`ShardError` when the merged
-    shards miss items of the dataset or two runs share some items and each has its own); otherwise a later run
+    with no item in common are shards of one run and are merged (raising :class:`ShardError` when two runs share
+    some items and each has its own; merged shards that miss items of the dataset keep the doc ids in
+    ``TaskRun.missing``, with a warning, and only that task's cells are left blank); otherwise a later run
     of a task replaces an earlier one (with a warning). Keys are the recorded model name, or, for a
     model with several configurations, the name with the arguments that differ (``distinction``). The rows
-    kept lack the `drop` keys (e.g. ``REQUEST_LOG_KEYS``), read only for the configuration and provenance."""
+    kept lack the `drop` keys (e.g. ``REQUEST_LOG_KEYS``), read only for the configuration and provenance. Warnings
+    go to `warn` (default: ``sys.stderr`` at the time of the call)."""
+    warn = warn or sys.stderr
     models: dict[str, ModelResults] = {}
     for results_file in find_results_files(paths):
         try:  # through the gate: a results file that is not a regular file or not a JSON object is skipped
@@ -262,7 +281,7 @@ def load_results(paths: Sequence[Path], warn=sys.stderr, drop: Collection[str] =
             continue
         prefix = results_file.name[: -len(RESULTS_SUFFIX)]
         groups = {g for g, subtasks in results.get("group_subtasks", {}).items() if subtasks}
-        tasks = {}
+        tasks: dict[str, Sequence[Mapping]] = {}
         for task in results.get("results", {}):
             if not task.startswith(TASK_PREFIXES) or task in groups:
                 continue
@@ -286,6 +305,7 @@ def load_results(paths: Sequence[Path], warn=sys.stderr, drop: Collection[str] =
                 rows = sorted([*entry.samples[task], *rows], key=lambda r: r.get("doc_id", 0))
                 part = merged_run(earlier, part)
             elif earlier is not None:
+                entry.replaced.setdefault(task, []).append(earlier)
                 print(
                     f"warning: {task} of {config_id} is in {earlier.run.results_file} and {results_file}; keeping "
                     f"the newer ({results_file.name})",
@@ -299,12 +319,14 @@ def load_results(paths: Sequence[Path], warn=sys.stderr, drop: Collection[str] =
                 entry.unsupported.discard(task)
     for m in models.values():
         for task, merged in m.runs.items():
-            check_coverage(task, m.config_id, merged, m.samples[task])
+            if missing := coverage_gap(merged, m.samples[task]):
+                m.runs[task] = replace(merged, missing=missing)
+                print(f"warning: {shard_gap(task, m.config_id, m.runs[task])}; its cells are left blank", file=warn)
     return {name: m for name, m in zip(_distinguish(models.values()), models.values(), strict=True)}
 
 
 class ShardError(ValueError):
-    """Runs of one configuration's task that cannot be merged into one: items missing or counted twice."""
+    """Runs of one configuration's task that cannot be merged into one: items counted twice."""
 
 
 def shards(
@@ -326,28 +348,34 @@ def shards(
 
 
 def merged_run(earlier: TaskRun, part: TaskRun) -> TaskRun:
-    """Two shards of a task as one run: their samples and items together, the first shard's settings."""
+    """Two shards of a task as one run: their samples and items together, the first shard's settings, and the
+    first shard's data source unless the other read data not known to be the published dataset."""
     return replace(
         earlier,
+        source=next((s for s in (earlier.source, part.source) if s.get("kind") in NOT_PUBLISHED), earlier.source),
         n=earlier.n + part.n,
         limit=None,
         offset=0,
         items=combined_fingerprint(earlier.items, part.items),
         judges=tuple(dict.fromkeys((*earlier.judges, *part.judges))),
-        parts=(*earlier.files, part.run.results_file),
+        parts=(*earlier.runs, part.run),
     )
 
 
-def check_coverage(task: str, config_id: str, run: TaskRun, rows: Sequence[Mapping]) -> None:
-    """Raise :class:`ShardError` naming the items that no shard of a merged task asked."""
+def coverage_gap(run: TaskRun, rows: Sequence[Mapping]) -> tuple[int, ...]:
+    """The doc ids of the dataset that no shard of a merged task asked (none for a task of one run)."""
     if len(run.parts) < 2 or run.n_dataset is None:
-        return
-    missing = set(range(run.n_dataset)) - doc_ids(rows)
-    if missing:
-        raise ShardError(
-            f"{task} of {config_id}: the {len(run.parts)} shards ({', '.join(map(str, run.parts))}) miss items "
-            f"{id_ranges(missing)} of {run.n_dataset}; run them (--offset/--limit) or leave the shards out"
-        )
+        return ()
+    return tuple(sorted(set(range(run.n_dataset)) - doc_ids(rows)))
+
+
+def shard_gap(task: str, config_id: str, run: TaskRun) -> str:
+    """What a merged task's shards miss: the task, the configuration, the shards' files and the doc ids."""
+    files = ", ".join(map(str, run.files))
+    return (
+        f"{task} of {config_id}: the {len(run.parts)} shards ({files}) miss items {id_ranges(run.missing)} of "
+        f"{run.n_dataset} (run them with --offset/--limit, or leave the shards out)"
+    )
 
 
 def doc_ids(rows: Iterable[Mapping]) -> set[int]:
@@ -385,7 +413,15 @@ def task_run(results: Mapping, task: str, rows: Sequence[Mapping], run: RunInfo)
         variant=str(metadata.get("variant") or ""),
         judges=judges_of(rows),
         dataset={k: task_config[k] for k in ("dataset_path", "dataset_name", "dataset_kwargs") if k in task_config},
+        source=recorded_source(run, task),
     )
+
+
+def recorded_source(run: RunInfo, task: str) -> dict[str, object]:
+    """The data source the run recorded for `task` (``provenance``), empty when it recorded none."""
+    data = run.ours.get("data")
+    source = data.get(task) if isinstance(data, Mapping) else None
+    return dict(source) if isinstance(source, Mapping) else {}
 
 
 def item_fingerprint(rows: Iterable[Mapping]) -> str:
@@ -411,7 +447,9 @@ def combined_fingerprint(*fingerprints: str) -> str:
 
 def judges_of(rows: Iterable[Mapping]) -> tuple[str, ...]:
     """Each judge whose verdict a sample records (``details`` entries with a ``template_id``), as
-    ``model (template vN #digest)``, most used first (no ``#digest`` in samples from before it was recorded)."""
+    ``model (template vN #digest)``, most used first (no ``#digest`` in samples from before it was recorded). A
+    judgement that got no reply (``judge_failed``: the endpoint was down) names the judge asked, not one that
+    answered, and is left out."""
     seen: Counter[str] = Counter()
     for row in rows:
         seen.update(_judge_entries(row.get("details"), depth=3))
@@ -422,6 +460,8 @@ def _judge_entries(value: object, depth: int) -> Iterator[str]:
     """The judge log entries inside a sample's ``details`` (nested at most `depth` levels)."""
     if isinstance(value, Mapping):
         if "template_id" in value and value.get("model"):
+            if value.get("status") == FAILED:
+                return
             digest = f" #{value['template_digest']}" if value.get("template_digest") else ""
             yield f"{value['model']} ({value['template_id']} v{value.get('template_version', '?')}{digest})"
             return

@@ -69,3 +69,30 @@ def test_secrets_in_model_arguments_never_reach_the_board_and_two_keys_stay_two_
     assert not any(secret in written for secret in secrets) and "[REDACTED:" in written
     rows = json.loads((out / "manifest.json").read_text(encoding="utf-8"))["rows"]
     assert len(rows) == 2 and len({row["config_id"] for row in rows.values()}) == 2
+
+
+def test_a_sharded_row_lists_every_shard_and_lmms_eval_s_version_apart_from_ours(tmp_path):
+    """Issue 33 item 6: a sharded row listed only its first shard, and ``lmms_eval_version`` held the commit of
+    the checkout the run started in (lmms-eval records ``branch@commit`` there), not lmms-eval's version."""
+    from leaderboard_runs import write_shards
+
+    from lmms_eval_unify.integration.provenance import installed_version
+
+    write_shards(tmp_path / "runs", {"uni_mmmu_maze": [{**row, "doc_id": i} for i, row in enumerate(maze_rows(6))]},
+                 [(0, 2), (2, 4), (4, 6)])  # fmt: skip
+    shards = sorted((tmp_path / "runs").rglob("*_results.json"))
+    for path in shards:
+        results = json.loads(path.read_text())
+        results |= {"lmms_eval_version": "main@0123abcd", "lmms_eval_unify": {"commit": "abc", "lmms_eval": "0.7.9"}}
+        path.write_text(json.dumps(results))
+    out = tmp_path / "board"
+    assert run([tmp_path / "runs", "--benchmark", "uni_mmmu", "--no-plots", "-o", out]) == 0
+
+    manifest = json.loads((out / "manifest.json").read_text())
+    (row,) = manifest["rows"].values()
+    assert [r["results_file"] for r in row["runs"]] == [str(p) for p in shards]
+    assert row["tasks"]["uni_mmmu_maze"]["results_files"] == [str(p) for p in shards]
+    assert {(r["lmms_eval_version"], r["git_checkout"], r["lmms_eval_unify"]["commit"]) for r in row["runs"]} == {
+        ("0.7.9", "main@0123abcd", "abc")
+    }
+    assert manifest["built"]["lmms_eval"] == installed_version("lmms-eval") != ""

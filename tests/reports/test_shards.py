@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 from cli_runs import BIN, offline_env
-from leaderboard_runs import run, unified_model_tasks, write_shards
+from leaderboard_runs import read_csv, run, unified_model_tasks, write_shards
 
 from lmms_eval_unify.benchmarks import BENCHMARKS
+from lmms_eval_unify.reports.comparability import subset_caveat
+from lmms_eval_unify.reports.render import MISSING
 from lmms_eval_unify.reports.results_io import ShardError, load_results
 from lmms_eval_unify.testing.synthetic import write_run
 
@@ -24,6 +27,9 @@ def all_tasks() -> dict[str, list[dict]]:
 
 def board_files(folder: Path) -> dict[str, str]:
     return {p.name: p.read_text() for p in sorted(folder.glob("*.csv"))}
+
+
+MAZE = "uni_mmmu_maze"
 
 
 @pytest.mark.subprocess  # the Gap Score fit runs in a child process
@@ -48,11 +54,42 @@ def test_three_shards_give_exactly_the_tables_of_one_run(tmp_path):
     assert maze["items"] == one_maze["items"]
 
 
-def test_missing_items_are_an_error_naming_them(tmp_path):
+def test_missing_items_are_kept_named_and_left_to_their_task(tmp_path, capsys):
     tasks = {"mme_unify_sipu": [{"acc": 1, "doc_id": i} for i in range(10)]}
     write_shards(tmp_path, tasks, [(0, 3), (5, 8), (9, 10)])
-    with pytest.raises(ShardError, match=r"mme_unify_sipu of uni-model@\w+: the 3 shards .* miss items 3-4, 8 of 10"):
-        load_results([tmp_path])
+    (model,) = load_results([tmp_path]).values()
+    sipu = model.runs["mme_unify_sipu"]
+    assert sipu.missing == (3, 4, 8) and len(sipu.files) == 3 and len(model.samples["mme_unify_sipu"]) == 7
+    assert re.search(
+        r"mme_unify_sipu of uni-model@\w+: the 3 shards .* miss items 3-4, 8 of 10", capsys.readouterr().err
+    )
+    assert subset_caveat("mme_unify_sipu", sipu) == "mme_unify_sipu: shards miss items 3-4, 8 of 10; cells left blank"
+
+
+@pytest.mark.subprocess  # the Gap Score fit runs in a child process
+def test_a_shard_gap_blanks_and_marks_its_task_only_and_strict_still_refuses(tmp_path, capsys):
+    """Issue 33 item 7: a task of 8 items run as shards that miss items 4-5 stopped every benchmark's board
+    (exit 2). Now the other boards are those of a run without the task, its cells are blank and marked with the
+    doc ids, and ``--strict`` refuses them."""
+    write_run(tmp_path / "whole", "uni-model", {t: rows for t, rows in all_tasks().items() if t != MAZE})
+    maze = [{"text_step_acc": 1.0, "doc_id": i, "input": f"maze {i}"} for i in range(8)]
+    write_shards(tmp_path / "sharded", {MAZE: maze}, [(0, 4), (6, 8)])
+    options = ["--no-plots", "--bootstrap", 0, "--gap-variant", "stable"]
+    assert run([tmp_path / "whole", "-o", tmp_path / "without", *options]) == 0
+    capsys.readouterr()
+    assert run([tmp_path / "whole", tmp_path / "sharded", "-o", tmp_path / "gap", *options]) == 0
+    assert "miss items 4-5 of 8" in capsys.readouterr().err
+    without, gap = board_files(tmp_path / "without"), board_files(tmp_path / "gap")
+    assert {k: v for k, v in gap.items() if not k.startswith("uni_mmmu")} == without and "gapeval_table2.csv" in gap
+    row = read_csv(tmp_path / "gap" / "uni_mmmu_table2.csv")["uni-model"]
+    assert row["Maze T step"] == MISSING
+    assert row["Maze T step caveats"] == "uni_mmmu_maze: shards miss items 4-5 of 8; cells left blank"
+    assert "‡" in (tmp_path / "gap" / "leaderboard.md").read_text()
+    manifest = json.loads((tmp_path / "gap" / "manifest.json").read_text())
+    assert manifest["rows"]["uni-model"]["tasks"][MAZE]["missing_doc_ids"] == [4, 5]
+
+    assert run([tmp_path / "whole", tmp_path / "sharded", "-o", tmp_path / "strict", "--strict", *options]) == 3
+    assert "uni_mmmu_maze: shards miss items 4-5 of 8" in capsys.readouterr().err
 
 
 def test_items_in_two_shards_are_an_error_naming_them(tmp_path, capsys):
@@ -92,4 +129,16 @@ def test_shards_of_the_real_cli_merge_into_the_single_run(tmp_path):
     assert run([tmp_path / "whole", "-o", tmp_path / "one", *options]) == 0
     assert run([tmp_path / "s0", tmp_path / "s1", tmp_path / "s2", "-o", tmp_path / "three", *options]) == 0
     assert board_files(tmp_path / "one") == board_files(tmp_path / "three")
-    assert run([tmp_path / "s0", tmp_path / "s2", "-o", tmp_path / "gap", *options]) == 2  # items 2-3 missing
+    assert run([tmp_path / "s0", tmp_path / "s2", "-o", tmp_path / "gap", "--strict", *options]) == 3  # items 2-3
+
+
+def test_one_shard_on_generated_data_makes_the_merged_task_so(tmp_path):
+    tasks = {"mme_unify_sipu": [{"acc": 1, "doc_id": i} for i in range(4)]}
+    write_shards(tmp_path, tasks, [(0, 2), (2, 4)])
+    sources = [{"kind": "hub", "repo": "r", "name": "", "revision": ""}, {"kind": "generated", "seed": 0, "n": 2}]
+    for path, source in zip(sorted(tmp_path.rglob("*_results.json")), sources, strict=True):
+        results = json.loads(path.read_text())
+        results["lmms_eval_unify"] = {"data": {"mme_unify_sipu": source}}
+        path.write_text(json.dumps(results))
+    (model,) = load_results([tmp_path]).values()
+    assert model.runs["mme_unify_sipu"].source == sources[1]

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from lmms_eval_unify.integration.provenance import generated_source, mark_local_data
 from lmms_eval_unify.puzzles import DOMAINS
 from lmms_eval_unify.puzzles.dataset import random_baseline_band, random_baseline_expectation, write_puzzles
 from lmms_eval_unify.puzzles.scoring import METRICS
@@ -105,7 +106,7 @@ def run(out: Path, n: int, seed: int, models: Sequence[str], random_seeds: int) 
         raise ValueError(f"random_seeds must be at least 1, got {random_seeds}")
     out = out.resolve()
     data_dir = out / "data"
-    write_puzzles(data_dir / "uni_mmmu", n, n, seed)
+    mark_local_data(write_puzzles(data_dir / "uni_mmmu", n, n, seed), generated_source(seed, n), data_dir / "uni_mmmu")
     rows = []
     for model in models:
         seeds = range(random_seeds) if model == RANDOM_PLAYER else [None]

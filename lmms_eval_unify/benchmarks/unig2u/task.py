@@ -82,6 +82,7 @@ class UniG2UTask(UnifyTask):
         split = self.config.test_split
         urls = (dataset_kwargs or {})["data_files"][split]
         paths = resolve_files(urls, read(DATA_DIR_ENV))
+        source = self.data_source(paths if read(DATA_DIR_ENV) else None, dataset_kwargs)
         if read(DATA_DIR_ENV):  # read through the gate: refused rows fail as data_error
             paths = [self.checked_local_file(path) for path in paths]
         parts = [datasets.load_dataset("parquet", data_files={split: p}, split=split) for p in paths]
@@ -91,3 +92,4 @@ class UniG2UTask(UnifyTask):
         if self.config.process_docs is not None:
             self.dataset[split] = self.config.process_docs(self.dataset[split])
         self.dataset_no_image = self.dataset
+        self.record_data_source(source)

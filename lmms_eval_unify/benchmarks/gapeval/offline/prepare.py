@@ -26,6 +26,7 @@ from lmms_eval_unify import gate
 from lmms_eval_unify.benchmarks.gapeval.offline.data import category_path, write_rows
 from lmms_eval_unify.benchmarks.gapeval.spec import CATEGORIES
 from lmms_eval_unify.benchmarks.release import Problems, Release, report, text_field, write_all_or_nothing
+from lmms_eval_unify.integration.provenance import prepared_source
 from lmms_eval_unify.output.media_reader import DECODE_ERRORS
 
 CATEGORY_MAP = {
@@ -80,7 +81,7 @@ def read_item(folder: Path, release: Release | None = None) -> dict:
         official = _norm(text_field(raw, "category"))
         reference = raw.get("reference")
         lines = reference if isinstance(reference, list) else [reference]
-        row = {
+        row: dict[str, object] = {
             "id": folder.name,
             "subcategory": text_field(raw, "subcategory") or text_field(raw, "category"),
             "und_prompt": text_field(raw, "und_prompt") or text_field(raw, "problem"),
@@ -126,7 +127,8 @@ def prepare(root: Path, out: Path) -> tuple[list[Path], Counter, list[str]]:
     tables = {
         c: functools.partial(_write_category, [r for r in rows if r["category"] == c]) for c in CATEGORIES if counts[c]
     }
-    return write_all_or_nothing(category_path(out, CATEGORIES[0]).parent.parent, tables), counts, []
+    target = category_path(out, CATEGORIES[0]).parent.parent
+    return write_all_or_nothing(target, tables, prepared_source(root.resolve())), counts, []
 
 
 def _write_category(rows: list[dict], folder: Path) -> None:

@@ -22,6 +22,7 @@ from pathlib import Path
 from lmms_eval_unify import gate
 from lmms_eval_unify.benchmarks.fixtures import write_parquet
 from lmms_eval_unify.benchmarks.release import Problems, Release, report, text_field, text_list, write_all_or_nothing
+from lmms_eval_unify.integration.provenance import prepared_source
 
 UNIFY_FILES = {
     "iee": "Unified_Explanation.json",
@@ -89,7 +90,8 @@ def _find(annotations: Path, name: str) -> Path:
 
 def _all_resolved(media: MediaIndex, paths: list[object]) -> list[str] | None:
     resolved = [media.resolve(p) for p in paths]
-    return None if any(r is None for r in resolved) else resolved
+    found = [r for r in resolved if r is not None]
+    return found if len(found) == len(resolved) else None
 
 
 def understanding_rows(items: list[dict], media: MediaIndex, problems: Problems) -> dict[str, list[dict]]:
@@ -309,7 +311,7 @@ def prepare(annotations: str | Path, media_root: str | Path, out_dir: str | Path
             for s, rows in tables.items()
             if rows
         }
-        for path in write_all_or_nothing(target, writers):
+        for path in write_all_or_nothing(target, writers, prepared_source(annotations.resolve())):
             log(f"wrote {path}")
     return problems
 

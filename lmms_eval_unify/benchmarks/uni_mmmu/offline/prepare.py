@@ -23,6 +23,7 @@ from lmms_eval_unify import gate
 from lmms_eval_unify.benchmarks.release import Problems, Release, report, text_field, write_all_or_nothing
 from lmms_eval_unify.benchmarks.uni_mmmu.offline.data import write_rows
 from lmms_eval_unify.benchmarks.uni_mmmu.svg import UnsafeSVGError, render_svg
+from lmms_eval_unify.integration.provenance import prepared_source
 from lmms_eval_unify.output.media_reader import DECODE_ERRORS
 from lmms_eval_unify.puzzles.domain import Grid
 from lmms_eval_unify.puzzles.sliding import SlidingDomain
@@ -264,8 +265,9 @@ def sliding_rows(root: Path, problems: list[str], log: Callable[[str], None] = p
         if not isinstance(moves, list) or not moves:
             problems.append(f"{item_id}: {json_path.name} has no steps_words list")
             continue
-        images = {frame: _image(root, frame, problems, item_id) for frame in frames}
-        if any(image is None for image in images.values()):
+        read = {frame: _image(root, frame, problems, item_id) for frame in frames}
+        images = {frame: image for frame, image in read.items() if image is not None}
+        if len(images) < len(read):
             continue
         steps = [images[frame] for frame in frames if "0000" not in frame.name]
         disagreement = sliding_step_disagreement(images[initials[0]], moves, steps)
@@ -312,7 +314,7 @@ def prepare(root: str | Path, out_dir: str | Path) -> list[str]:
         problems.append(f"no Uni-MMMU data under {root} (expected e.g. {JIGSAW_METADATA})")
     if not problems:
         writers = {name: functools.partial(_write, rows) for name, rows in tables.items() if rows}
-        for path in write_all_or_nothing(Path(out_dir) / "uni_mmmu", writers):
+        for path in write_all_or_nothing(Path(out_dir) / "uni_mmmu", writers, prepared_source(Path(root).resolve())):
             print(f"wrote {path}")
     return problems
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import datasets
 
 from lmms_eval_unify.benchmarks.release import Problems, Release, report, write_all_or_nothing
+from lmms_eval_unify.integration.provenance import prepared_source
 
 
 def prepare(snapshot: str | Path, out_dir: str | Path) -> tuple[list[Path], list[str]]:
@@ -18,7 +19,7 @@ def prepare(snapshot: str | Path, out_dir: str | Path) -> tuple[list[Path], list
     into ``<out>/unig2u/`` (same relative paths), after checking that every file is there, readable, and that
     each subtask has the paper's number of rows. Returns (copied files, problems); nothing is copied when
     there is any problem."""
-    from lmms_eval_unify.benchmarks.unig2u.spec import SUBTASKS
+    from lmms_eval_unify.benchmarks.unig2u.spec import HUB_REPO, SUBTASKS
 
     snapshot, root = Path(snapshot), Path(out_dir) / "unig2u"
     release = Release(snapshot)
@@ -44,7 +45,7 @@ def prepare(snapshot: str | Path, out_dir: str | Path) -> tuple[list[Path], list
     for relative in sorted(files):
         by_folder.setdefault(Path(relative).parts[0], []).append(relative)
     writers = {folder: functools.partial(_copy_files, snapshot, folder, names) for folder, names in by_folder.items()}
-    write_all_or_nothing(root, writers)
+    write_all_or_nothing(root, writers, prepared_source(snapshot.resolve(), HUB_REPO))
     return [root / relative for relative in sorted(files)], []
 
 
