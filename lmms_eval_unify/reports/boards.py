@@ -2,27 +2,26 @@
 
 A `Board` is what gets rendered (Markdown/CSV/TeX/HTML). A benchmark builds its boards from `Entry`s: one
 model (or model + protocol), its per-unit features, and a row function over the unit means, the paper-level
-roll-up its spec's ``PAPER_SCORE`` names (:func:`paper_score`). Each benchmark's boards and figures come from
+roll-up its registry entry names (``benchmarks.paper_score``). Each benchmark's boards and figures come from
 its ``benchmarks/<b>/leaderboard.py``, a module implementing :class:`BenchmarkLeaderboard`.
 
 Every cell also knows the samples behind it (:class:`CellSamples`: how many, how many invalid and why, how many
 the model could not run), found by asking the row function which of its values each unit moves. A cell none
-of whose samples was scored has no value, whatever the roll-up computed from the zeros its failures count as.
+of whose samples was scored has no value, whatever the roll-up computed from the zeros its failures count as,
+and neither has an average that needs such a unit (docs/scoring.md, "Missing and invalid parts in averages").
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
 import numpy as np
 
-from lmms_eval_unify.benchmarks import part
 from lmms_eval_unify.reports.figure import Rendered
 from lmms_eval_unify.reports.results_io import ModelResults
 from lmms_eval_unify.scoring.aggregate import Score
@@ -60,21 +59,30 @@ SampleSource = tuple[str, str]
 class CellSamples:
     """The samples behind one cell: `n` in all, `invalid` (failure reason -> samples that could not be
     scored, the model's samples marked unsupported included), `unsupported` (samples of tasks the model
-    could not run at all) and `sources` (the configurations' tasks they come from)."""
+    could not run at all), `sources` (the configurations' tasks they come from), `empty_parts` (the units it
+    reads that the model ran and none of whose samples was scored) and whether the value is `withheld` because
+    it needs one of them (:func:`withheld_cells`)."""
 
     n: int = 0
     invalid: Mapping[str, int] = field(default_factory=dict)
     unsupported: int = 0
     sources: frozenset[SampleSource] = frozenset()
+    empty_parts: frozenset[str] = frozenset()
+    withheld: bool = False
 
     @classmethod
     def of(
-        cls, failures: Sequence[str], unit_supported: bool = True, sources: Sequence[SampleSource] = ()
+        cls,
+        failures: Sequence[str],
+        unit_supported: bool = True,
+        sources: Sequence[SampleSource] = (),
+        unit: str = "",
     ) -> CellSamples:
-        """The samples of one unit from each sample's failure reason ('' = scored)."""
+        """The samples of one unit (named `unit`) from each sample's failure reason ('' = scored)."""
         if not unit_supported:
             return cls(len(failures), {}, len(failures), frozenset(sources))
-        return cls(len(failures), dict(Counter(reason for reason in failures if reason)), 0, frozenset(sources))
+        empty = frozenset([unit]) if failures and all(failures) else frozenset()
+        return cls(len(failures), dict(Counter(r for r in failures if r)), 0, frozenset(sources), empty)
 
     def __add__(self, other: CellSamples) -> CellSamples:
         return CellSamples(
@@ -82,6 +90,8 @@ class CellSamples:
             dict(Counter(self.invalid) + Counter(other.invalid)),
             self.unsupported + other.unsupported,
             self.sources | other.sources,
+            self.empty_parts | other.empty_parts,
+            self.withheld or other.withheld,
         )
 
     @property
@@ -96,8 +106,9 @@ class CellSamples:
 
     @property
     def unscored(self) -> bool:
-        """Whether the cell has samples and none of them was scored (its value is never shown)."""
-        return self.n > 0 and self.scored == 0
+        """Whether the cell has samples and none of them was scored, or its value needs a unit none of whose
+        samples was scored (`withheld`): its value is never shown."""
+        return self.n > 0 and (self.scored == 0 or self.withheld)
 
 
 @dataclass
@@ -106,7 +117,7 @@ class Row:
     each value (none for values that are not built from samples) and their comparability caveats."""
 
     label: str
-    values: dict[str, Score]
+    values: dict[str, float | None]
     intervals: dict[str, Interval | None] = field(default_factory=dict)
     cells: dict[str, CellSamples] = field(default_factory=dict)
     caveats: dict[str, tuple[str, ...]] = field(default_factory=dict)
@@ -187,13 +198,14 @@ def unit_sources(res: ModelResults, tasks: Mapping[str, str | Sequence[str]]) ->
 
 def evaluate(entry: Entry, options: Options) -> Scored:
     """Point values, bootstrap replicates, split halves and the samples behind each value of one entry; a
-    value none of whose samples was scored is withheld (None), with its replicates."""
+    value none of whose samples was scored, or that needs a unit none of whose samples was scored
+    (:func:`withheld_cells`), is withheld (None), with its replicates."""
     units = {entry.pair_key(u): f for u, f in entry.units.items()}
     fn = _rekeyed(entry)
     replicates = bootstrap(units, fn, options.replicates, options.seed) if options.replicates else None
     halves = split_halves(units, fn, options.seed) if options.split_half else None
     values = score(units, fn)
-    cells = cell_samples(entry, values)
+    cells = withheld_cells(entry, cell_samples(entry, values))
     unscored = {k for k, c in cells.items() if c.unscored}
     values = {k: None if k in unscored else v for k, v in values.items()}
     if replicates is not None:
@@ -228,10 +240,29 @@ def cell_samples(entry: Entry, values: Mapping[str, Score]) -> dict[str, CellSam
             for trial_means, trial_sizes in trials:
                 row = entry.row_fn(trial_means, trial_sizes)
                 readers |= {k for k, v in values.items() if not _same(v, row.get(k))}
-        samples = CellSamples.of(failures, unit in entry.units, entry.sources.get(unit, ()))
+        samples = CellSamples.of(failures, unit in entry.units, entry.sources.get(unit, ()), unit)
         for key in readers:
             cells[key] = cells.get(key, CellSamples()) + samples
     return cells
+
+
+def withheld_cells(entry: Entry, cells: Mapping[str, CellSamples]) -> dict[str, CellSamples]:
+    """`cells` with each value that reads a unit none of whose samples was scored (``CellSamples.empty_parts``)
+    marked `withheld` when it is unknown (NaN) once those units' means are: whatever the roll-up does with a part
+    the model cannot do (MME-U counts it as 0), such a unit is no measurement of the model, so no average is made
+    from it."""
+    empty = {u for cell in cells.values() for u in cell.empty_parts}
+    if not empty:
+        return dict(cells)
+    means = {u: _UnknownMeans() if u in empty else feature_means(f) for u, f in entry.units.items()}
+    with np.errstate(all="ignore"):
+        row = entry.row_fn(means, {u: n_samples(f) for u, f in entry.units.items()})
+    return {k: replace(c, withheld=True) if c.empty_parts and _unknown(row.get(k)) else c for k, c in cells.items()}
+
+
+def _unknown(value: Score) -> bool:
+    """Whether a roll-up value is missing or not finite."""
+    return value is None or not bool(np.all(np.isfinite(value)))
 
 
 def _same(a: Score, b: Score) -> bool:
@@ -277,17 +308,17 @@ def finite_float(value: Score) -> float | None:
 
 def split_half_boards(key: str, title: str, scored: list[Scored], columns: list[str]) -> list[Board]:
     """Split-half stability (MME-U Appendix B): per-model scores on halves A/B and rank agreement."""
-    halves = [s for s in scored if s.halves]
+    halves = [(s.label, s.halves) for s in scored if s.halves]
     per_model = [
-        Row(f"{name} / {s.label}", {c: finite_float(h.get(c)) for c in columns})
+        Row(f"{name} / {label}", {c: finite_float(h.get(c)) for c in columns})
         for name, half in (("Split A", 0), ("Split B", 1))
-        for s in halves
-        for h in [s.halves[half]]
+        for label, pair in halves
+        for h in [pair[half]]
     ]
     agreement = []
     for c in columns:
-        pairs = [(s.halves[0].get(c), s.halves[1].get(c)) for s in halves]
-        pairs = [(a, b) for a, b in pairs if a is not None and b is not None]
+        read = [(pair[0].get(c), pair[1].get(c)) for _, pair in halves]
+        pairs = [(a, b) for a, b in read if a is not None and b is not None]
         tau, rho = rank_agreement([a for a, _ in pairs], [b for _, b in pairs])
         agreement.append(
             Row(f"{c} (n={len(pairs)})", {"Kendall τ_b": finite_float(tau), "Spearman ρ": finite_float(rho)})
@@ -309,13 +340,6 @@ def split_half_boards(key: str, title: str, scored: list[Scored], columns: list[
             ["Rows are scores; n = models scored on both halves. '-' = undefined (fewer than two distinct scores)."],
         ),
     ]
-
-
-def paper_score(benchmark: str) -> Callable[..., dict[str, Score]]:
-    """The paper-level roll-up that the benchmark's ``spec.PAPER_SCORE`` names (``package.module.function``),
-    resolved at each call: the one source of truth of how task means become a paper row."""
-    module, _, name = part(benchmark, "spec").PAPER_SCORE.rpartition(".")
-    return getattr(importlib.import_module(module), name)
 
 
 Figure = tuple[str, Rendered]

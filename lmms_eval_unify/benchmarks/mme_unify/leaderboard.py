@@ -5,30 +5,33 @@ their split-half checks and the per-model bar chart (the ``BenchmarkLeaderboard`
 from __future__ import annotations
 
 import argparse
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Mapping, Sequence
 
+from lmms_eval_unify.benchmarks import paper_score
 from lmms_eval_unify.benchmarks.mme_unify import paper
 from lmms_eval_unify.benchmarks.mme_unify.spec import BENCHMARK, HAS_OFFICIAL, SCORING_VARIANTS
 from lmms_eval_unify.reports.boards import (
     Board,
+    Column,
     Entry,
     Figure,
     Finish,
     Options,
+    Row,
     Section,
     evaluate,
-    paper_score,
     ranges,
     split_half_boards,
     task_failures,
     to_row,
     unit_sources,
 )
+from lmms_eval_unify.reports.comparability import Caveat
 from lmms_eval_unify.reports.results_io import ModelResults
 
 HEADLINE = ["Und. Avg", "Gen. Avg", "Unify Avg", "MME-U"]
 """The domain averages and MME-U: the split-half check's columns and the bar chart's bars."""
-TABLE3 = [
+TABLE3: list[Column] = [
     *[
         (f"{s} {p}", (f"{s} {p}",) if p != "Acc" else (s,))
         for s in paper.UNIFY_QA
@@ -47,6 +50,11 @@ RANGES = {
     **ranges([*paper.VIDEO, "Gen. Avg", "MME-U"], (0.0, 100.1)),
 }
 """Every column's scale: 0-100, up to 100.1 where the unclipped FVD/FID normalisation enters (docs/scoring.md)."""
+ABOVE_SCALE = (
+    "above the paper's 0-100 scale: an FVD/FID distance below 1, where Appendix H's normalisation "
+    "100(1-(s-1)/999) assumes s in [1, 1000]; kept unclipped, as the released script does"
+)
+"""The caveat of a video subtask score over 100 and of the averages over it (:func:`mark_above_scale`)."""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -93,7 +101,8 @@ def boards(models: Mapping[str, ModelResults], options: Options, variant: str = 
         scored.append(evaluate(entry, options))
     if not scored:
         return []
-    rows = [to_row(s) for s in scored]
+    board_rows = [to_row(s) for s in scored]
+    mark_above_scale(board_rows)
     official = variant == "official"
     scope = (
         "the mme_unify_*_official tasks: the released scripts' rules, bugs included"
@@ -102,7 +111,8 @@ def boards(models: Mapping[str, ModelResults], options: Options, variant: str = 
     )
     notes = [
         "Scores 0-100. '-' = subtask not run; '—' = no sample scored (unsupported, or every sample invalid: "
-        "see the lines below); averages count an unsupported subtask as 0 (paper Table 2 rule).",
+        "see the lines below); averages count an unsupported subtask as 0 (paper Table 2 rule), and have no "
+        "value ('—') over a subtask run with every sample invalid, which measures nothing.",
         "Bootstrap 95% intervals (seeded, resampling each subtask's samples) are in the CSV/HTML.",
         f"Scoring variant: {variant} ({scope}). CIVG/TVG/VP FVD/FID normalisation 100(1-(x-1)/999) is "
         "unclipped, as released: a distance below 1 scores up to 100.1"
@@ -114,7 +124,7 @@ def boards(models: Mapping[str, ModelResults], options: Options, variant: str = 
             f"mme_unify_table2{key}",
             f"MME-Unify (Table 2){suffix}",
             [(c, (c,)) for c in paper.TABLE2_COLUMNS],
-            rows,
+            board_rows,
             notes,
             RANGES,
         ),
@@ -122,7 +132,7 @@ def boards(models: Mapping[str, ModelResults], options: Options, variant: str = 
             f"mme_unify_table3{key}",
             f"MME-Unify unify tasks (Table 3){suffix}",
             TABLE3,
-            rows,
+            board_rows,
             [notes[0], notes[2]],
             RANGES,
         ),
@@ -130,6 +140,18 @@ def boards(models: Mapping[str, ModelResults], options: Options, variant: str = 
     if options.split_half:
         tables += split_half_boards("mme_unify", "MME-Unify", scored, HEADLINE)
     return tables
+
+
+def mark_above_scale(rows: Sequence[Row]) -> None:
+    """Put :data:`ABOVE_SCALE` on each row's video subtask scores over 100 and on the averages over them (``Gen.
+    Avg``, ``MME-U``): printed '‡' with a note, in the run's paper scores a caveat code."""
+    for row in rows:
+        high = [s for s in paper.VIDEO if (value := row.values.get(s)) is not None and value > 100.0]
+        if high:
+            caveat = Caveat(f"{', '.join(high)}: {ABOVE_SCALE}", ABOVE_SCALE, ", ".join(high))
+            for key in (*high, "Gen. Avg", "MME-U"):
+                if row.values.get(key) is not None:
+                    row.caveats[key] = (*row.caveats.get(key, ()), caveat)
 
 
 def start(

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
-from dataclasses import replace
 
+from lmms_eval_unify.benchmarks import paper_score
 from lmms_eval_unify.benchmarks.uni_mmmu import paper
 from lmms_eval_unify.benchmarks.uni_mmmu.spec import BENCHMARK
 from lmms_eval_unify.reports.boards import (
@@ -18,7 +18,6 @@ from lmms_eval_unify.reports.boards import (
     Options,
     Section,
     evaluate,
-    paper_score,
     ranges,
     split_half_boards,
     task_failures,
@@ -75,8 +74,7 @@ def boards(models: Mapping[str, ModelResults], options: Options) -> list[Board]:
             ranges([*(k for _, keys in columns for k in keys), paper.OUR_AVG]),
         )
     ]
-    # Failures are known per sample of the whole science task, not per discipline: these cells carry no counts.
-    by_discipline = [replace(to_row(s), cells={}) for s in scored]
+    by_discipline = [to_row(s) for s in scored]
     if any(v is not None for row in by_discipline for k, v in row.values.items() if k in paper.DISCIPLINE_COLUMNS):
         tables.append(
             Board(
@@ -84,7 +82,11 @@ def boards(models: Mapping[str, ModelResults], options: Options) -> list[Board]:
                 "Uni-MMMU science by discipline (ours)",
                 [(c, (c,)) for c in paper.DISCIPLINE_COLUMNS],
                 by_discipline,
-                ["Sci. R/T/I of Table 2 restricted to one discipline (level_1_category); the paper pools them."],
+                [
+                    "Sci. R/T/I of Table 2 restricted to one discipline (level_1_category); the paper pools them.",
+                    "A cell's samples, and so its marks, are the whole science task's: a sample that failed "
+                    "records no discipline.",
+                ],
                 ranges(list(paper.DISCIPLINE_COLUMNS)),
             )
         )

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
+from lmms_eval_unify.benchmarks import paper_score
 from lmms_eval_unify.benchmarks.unig2u import paper
 from lmms_eval_unify.benchmarks.unig2u.spec import BENCHMARK
 from lmms_eval_unify.reports.boards import (
@@ -26,7 +27,6 @@ from lmms_eval_unify.reports.boards import (
     combined_cells,
     evaluate,
     finite_float,
-    paper_score,
     ranges,
     split_half_boards,
     task_failures,
@@ -96,11 +96,11 @@ def _protocol(
 def _best_of_gta(variants: list[Scored]) -> Scored | None:
     if not variants:
         return None
-    reps = [v.replicates for v in variants]
+    reps = [v.replicates for v in variants if v.replicates is not None]
     return Scored(
         variants[0].label,
         paper.best_of_gta([v.values for v in variants]),
-        None if reps[0] is None else paper.best_of_gta(reps),
+        paper.best_of_gta(reps) if len(reps) == len(variants) else None,
         variants[0].halves if len(variants) == 1 else None,
         combined_cells(*variants),
     )
@@ -128,7 +128,9 @@ def boards(models: Mapping[str, ModelResults], pairs: Mapping[str, str], options
     if not direct and not gta:
         return [], {}
     bases = [b for b in dict.fromkeys(pairs.values()) if b in direct]
-    blocks = {base: [m for m in models if pairs.get(m) == base and m != base] for base in bases}
+    blocks: dict[str | None, list[str]] = {
+        base: [m for m in models if pairs.get(m) == base and m != base] for base in bases
+    }
     blocks[None] = [m for m in models if m not in bases and pairs.get(m) not in bases]
     table4, gains, deltas = [], [], {}
     for base, block in blocks.items():
@@ -248,7 +250,7 @@ def start(
             from lmms_eval_unify.reports import plots as pl
 
             keys = [*paper.CATEGORIES, paper.OVERALL]
-            figures += pl.grouped_bars(tables[0], keys, "UniG2U-Bench accuracy per model")
+            figures += pl.grouped_bars(tables[0], keys, "UniG2U-Bench accuracy per model", ylabel="accuracy (%)")
             figures += delta_figures(deltas, paper.CATEGORIES, paper.SUBTASKS)
         return tables, figures
 

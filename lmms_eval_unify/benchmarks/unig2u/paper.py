@@ -11,7 +11,7 @@ from functools import reduce
 
 import numpy as np
 
-from lmms_eval_unify.benchmarks.unig2u.spec import CATEGORY_TITLES, task_name  # noqa: F401 - re-exported
+from lmms_eval_unify.benchmarks.unig2u.spec import CATEGORY_TITLES, task_name
 from lmms_eval_unify.benchmarks.unig2u.spec import SUBTASKS as SPEC_SUBTASKS
 from lmms_eval_unify.scoring.aggregate import Score, difference, weighted_mean
 from lmms_eval_unify.scoring.samples import Features, TaskMeans, field

@@ -1,17 +1,16 @@
 """MME-Unify's tables in `lmms-eval-unify leaderboard`: Table 2/3 scores, unsupported cells, the scoring
-variant (--variant) and the roll-up its spec's PAPER_SCORE names."""
+variant (--variant) and the roll-up its registry entry names."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 from figure_checks import assert_every_figure_bounded, bar_labels, leaderboard_figures, many_runs, shown_labels
 from leaderboard_runs import approx, read_csv, run, write_runs
 
-from lmms_eval_unify.benchmarks.mme_unify import leaderboard, spec
+from lmms_eval_unify.benchmarks import mme_unify
+from lmms_eval_unify.benchmarks.mme_unify import leaderboard
 from lmms_eval_unify.reports.boards import Options
 from lmms_eval_unify.reports.results_io import load_results
 from lmms_eval_unify.testing.synthetic import write_run
@@ -40,7 +39,34 @@ def test_mme_u_scores_and_unsupported_cells(runs, tmp_path):
     markdown = (tmp_path / "b" / "leaderboard.md").read_text()
     # '-' = not run; '—' = no sample scored (TIG: every sample unsupported), with the reason under the table
     assert "| base-vlm | 75.00 | - | - | 25.00 | - | - | - | — | - | - | — |" in markdown
-    assert "— base-vlm / TIG, Gen. Avg: no sample scored, unsupported on 100% of 2 samples." in markdown
+    assert "— base-vlm / TIG, Gen. Avg: no sample scored (unsupported)." in markdown
+
+
+def test_a_subtask_with_every_sample_invalid_leaves_its_averages_without_a_value(tmp_path):
+    """SIPU run with every sample invalid measures nothing: it is no '-' the paper counts as 0, so Und. Avg and
+    MME-U have no value either, with a note naming it (they counted it as 0 before)."""
+    failed = {"acc": 0, "invalid_outputs": "model_error"}
+    write_run(tmp_path / "runs", "m", {"mme_unify_sipu": [failed] * 3, "mme_unify_mitiu": [{"acc": 1}] * 2})
+    out = tmp_path / "b"
+    assert run([tmp_path / "runs", "--benchmark", "mme_unify", "--no-plots", "--bootstrap", 20, "-o", out]) == 0
+    row = read_csv(out / "mme_unify_table2.csv")["m"]
+    assert (row["SIPU"], row["MITIU"], row["Und. Avg"], row["MME-U"]) == ("-", "100.0000", "-", "-")
+    assert (row["MME-U n"], row["MME-U invalid"]) == ("5", "3")
+    markdown = (out / "leaderboard.md").read_text()
+    assert "| m | — | 100.00 | - | — |" in markdown
+    assert "— m / Und. Avg, MME-U: no value: it needs a part with no sample scored." in markdown
+
+
+def test_a_video_score_over_100_is_marked_with_why(tmp_path):
+    """The oracle's frames equal the reference: FVD/FID 0 normalises to 100.1, beyond Appendix H's [1, 1000]; the
+    value is kept (the released script does not clip) and marked, with the averages over it."""
+    write_run(tmp_path / "runs", "oracle", {"mme_unify_vp": [{"fvd": 0.0, "fid": 0.0}] * 2})
+    out = tmp_path / "b"
+    assert run([tmp_path / "runs", "--benchmark", "mme_unify", "--no-plots", "--bootstrap", 0, "-o", out]) == 0
+    row = read_csv(out / "mme_unify_table2.csv")["oracle"]
+    assert float(row["VP"]) == approx(100_000 / 999) and leaderboard.ABOVE_SCALE in row["VP caveats"]
+    assert leaderboard.ABOVE_SCALE in row["Gen. Avg caveats"] and leaderboard.ABOVE_SCALE in row["MME-U caveats"]
+    assert f"‡ oracle: {leaderboard.ABOVE_SCALE}." in (out / "leaderboard.md").read_text()
 
 
 def test_mme_variant_official_reads_the_official_tasks(tmp_path, capsys):
@@ -93,16 +119,17 @@ def test_mme_variant_official_reads_the_official_tasks(tmp_path, capsys):
     assert "Scoring variant: official" in printed and "up to 100.1" in printed
 
 
-def test_table2_is_built_by_the_roll_up_the_spec_names(runs, monkeypatch):
+def test_table2_is_built_by_the_roll_up_the_registry_entry_names(runs, monkeypatch):
     root, _ = runs
     models = load_results([root])
     no_resampling = Options(replicates=0)
     before = leaderboard.boards(models, no_resampling)[0]
     assert before.rows[1].values["MME-U"] == pytest.approx((100 / 3 + 47.5 / 6 + 15.0) / 3)
-    other = ModuleType("other_roll_up")
-    other.headline_only = lambda means: {"MME-U": float(len(means))}  # one number: how many subtasks ran
-    monkeypatch.setitem(sys.modules, other.__name__, other)
-    monkeypatch.setattr(spec, "PAPER_SCORE", "other_roll_up.headline_only")
+
+    def headline_only(means):
+        return {"MME-U": float(len(means))}  # one number: how many subtasks ran
+
+    monkeypatch.setattr(mme_unify, "paper_score", lambda: headline_only)
     after = leaderboard.boards(models, no_resampling)[0]
     assert [r.label for r in after.rows] == ["base-vlm", "uni-model"]
     assert [r.values for r in after.rows] == [{"MME-U": 1.0}, {"MME-U": 3.0}]

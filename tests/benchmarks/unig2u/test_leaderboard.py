@@ -6,11 +6,21 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from figure_checks import assert_every_figure_bounded, bar_labels, caption, leaderboard_figures, many_runs, shown_labels
+from figure_checks import (
+    assert_every_figure_bounded,
+    bar_labels,
+    caption,
+    every_legend,
+    leaderboard_figures,
+    many_runs,
+    shown_labels,
+)
 from leaderboard_runs import approx, read_csv, run, write_runs
 
+from lmms_eval_unify.benchmarks.unig2u import paper as ug
 from lmms_eval_unify.benchmarks.unig2u.leaderboard import DEFAULT_PAIRS, load_pairs, relabel_pairs
 from lmms_eval_unify.reports.plots import HEATMAP_ROWS_PER_PAGE
+from lmms_eval_unify.testing.synthetic import write_run
 
 
 @pytest.fixture
@@ -48,6 +58,20 @@ def test_unpaired_models_get_no_delta(runs, tmp_path):
     assert {r["Δ"] for r in table4.values()} == {"-"}
 
 
+def test_a_subtask_with_no_scored_sample_leaves_its_category_and_the_overall_without_a_value(tmp_path):
+    """chartqa judge-failed on every sample: the sample-weighted Chart & Table and Overall need it (a missing
+    part leaves them '-', as before), so they print '—' and name it instead of counting it as 0."""
+    tasks = {ug.task_name(s): [{"acc": 1.0}, {"acc": 0.0}] for s in ug.SUBTASKS}
+    tasks[ug.task_name("chartqa")] = [{"acc": 0.0, "invalid_outputs": "judge_failed"}] * 2
+    write_run(tmp_path / "runs", "m", tasks)
+    out = tmp_path / "b"
+    assert run([tmp_path / "runs", "--benchmark", "unig2u", "--no-plots", "--bootstrap", 0, "-o", out]) == 0
+    row = read_csv(out / "unig2u_table4.csv")["m (direct)"]
+    assert (row["Chart & Table"], row["Overall"], row["Perception Reasoning"]) == ("-", "-", "50.0000")
+    markdown = (out / "leaderboard.md").read_text()
+    assert "— m (direct) / Overall: no value: it needs a part with no sample scored." in markdown
+
+
 def test_default_pairs_file_is_the_papers_table4_pairing():
     pairs = load_pairs(DEFAULT_PAIRS)
     assert len(pairs) == 21 and pairs["OmniGen2"] == "qwen2.5-vl-7b" and pairs["bagel"] == "llava-onevision"
@@ -74,7 +98,7 @@ def test_figures_show_every_row_within_bounds_the_legend_off_the_bars_and_the_10
     for fig in (f for f in figures if caption(f).startswith("UniG2U-Bench accuracy per model")):
         for ax in fig.axes:
             hundred = next(t for t in ax.get_yticklabels() if t.get_text() == "100")
-            assert not hundred.get_window_extent().overlaps(fig.legends[0].get_window_extent())
+            assert not any(hundred.get_window_extent().overlaps(lg.get_window_extent()) for lg in every_legend(fig))
     deltas = [f for f in figures if caption(f).startswith("UniG2U Δ vs base VLM")]
     assert len(deltas) == -(-n_models // HEATMAP_ROWS_PER_PAGE)
     assert [t.get_text() for f in deltas for t in f.axes[0].get_yticklabels()] == [r for r in rows if "*" not in r]
