@@ -13,9 +13,12 @@ model's row of the benchmark's first board (its paper table) into the results:
   value`` (a run scored under several flag lists: the later ones add only the values that differ from the
   first's). ``"n,paper"`` is the number of samples of the benchmark's tasks in the run, which the leaderboard
   reads, ``"invalid,paper"`` how many of them could not be scored, and ``"caveats,paper"`` (only when there are
-  any) says which scores are not comparable, as the leaderboard's ``‡`` does: the tasks the run asked only part
-  of (``--limit``/``--offset``), and the values the paper table itself marks (e.g. a score from a fit that
-  did not converge), each as ``<value keys>: <reason>``.
+  any) says which scores are not comparable, as the leaderboard's ``‡`` does (the tasks the run asked only part
+  of, ``--limit``/``--offset``; offline stand-ins: the reference judge, tiny metrics on tasks that use a metric
+  backbone; the values the paper table itself marks, e.g. a score from a fit that did not converge), in short
+  codes, one per reason (``C1 C2``), so the printed tables stay narrow. The codes are spelt out once for the whole
+  run under :data:`CAVEAT_LEGEND_KEY` (``{"C1": "<reason>: <details> in <tasks or value keys>"}``), which the run
+  hook prints after lmms-eval's tables (:func:`legend_lines`).
 * the row: the run's group that holds all of the benchmark's tasks run (and nothing else), when the run has
   exactly one such top-level group; else a row named after the benchmark, listed in ``group_subtasks`` with
   the tasks it rolls up. The row is also put in ``results["groups"]``, so lmms-eval prints it in its groups
@@ -30,15 +33,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import textwrap
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from loguru import logger
 
 from lmms_eval_unify.benchmarks import BENCHMARKS, part
 from lmms_eval_unify.reports.boards import Board, Finish, Options, Row
-from lmms_eval_unify.reports.comparability import task_caveats
+from lmms_eval_unify.reports.comparability import Caveat, subjects_text, task_caveats
 from lmms_eval_unify.reports.leaderboard import display_labels, leaderboard_of, relabel
 from lmms_eval_unify.reports.render import cell_record
 from lmms_eval_unify.reports.results_io import (
@@ -58,8 +63,14 @@ N_KEY = "n"
 INVALID_KEY = "invalid"
 """The metric name of the number of those samples that could not be scored (``"invalid,paper"``)."""
 CAVEATS_KEY = "caveats"
-"""The metric name of why some paper scores are not comparable (``"caveats,paper"``: a subset of a dataset, a fit
-that did not converge; absent when none)."""
+"""The metric name of why some paper scores are not comparable (``"caveats,paper"``: the codes of
+:data:`CAVEAT_LEGEND_KEY`; absent when none)."""
+CAVEAT_LEGEND_KEY = "lmms_eval_unify_caveats"
+"""Top-level key of the results holding what each caveat code of the run's rows means (code -> full text)."""
+CAVEAT_CODE = "C{}"
+"""A caveat code: its reason's number, in order of first appearance in the run."""
+LEGEND_WIDTH = 120
+"""Characters per printed legend line."""
 UNLOGGED_KEYS = ("doc", "arguments")
 """Keys of an in-memory sample that lmms-eval drops when it writes the samples JSONL."""
 
@@ -72,6 +83,14 @@ class Target:
     row: str
     tasks: list[str]
     new: bool
+
+
+class ScoredRow(NamedTuple):
+    """One benchmark's paper scores in the run: where they go, the values and counts, and their caveats."""
+
+    target: Target
+    values: dict[str, float | int | None]
+    caveats: list[Caveat]
 
 
 def logged_row(sample: Mapping) -> dict:
@@ -157,7 +176,7 @@ def add_paper_scores(results: dict, model_name: str | None = None) -> list[str]:
     for target in list(planned):
         try:
             labels |= leaderboard_of(target.benchmark).labels(defaults)
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - this row only
             _warn(target.benchmark, target.row, exc)
             planned.remove(target)
     shown = display_labels([label], labels)  # one recorded name: no clash to refuse
@@ -172,40 +191,80 @@ def add_paper_scores(results: dict, model_name: str | None = None) -> list[str]:
                 finish = leaderboard_of(target.benchmark).start(models, shown, args, Options(replicates=0), False)
                 finishes.append((suffix, finish))
             started.append((target, finishes))
-        except Exception as exc:  # noqa: BLE001
+        except Exception as exc:  # noqa: BLE001 - this row only
             _warn(target.benchmark, target.row, exc)
-    written = []
+    scored: list[ScoredRow] = []
     for target, finishes in started:
         try:
             tables = [(flags, model_board_rows(finish, shown[label])) for flags, finish in finishes]
             values = paper_values([(flags, row_values(board, rows)) for flags, (board, rows) in tables])
-            marked = [line for _, (_, rows) in tables for line in value_caveats(rows.values())]
+            marked = [caveat for _, (_, rows) in tables for caveat in value_caveats(rows.values())]
             if values:
-                put_row(results, target, {**values, **sample_counts(model, target.tasks, marked)})
-                written.append(target.row)
-        except Exception as exc:  # noqa: BLE001
+                counts = sample_counts(model, target.tasks)
+                scored.append(ScoredRow(target, {**values, **counts}, run_caveats(model, target.tasks, marked)))
+        except Exception as exc:  # noqa: BLE001 - this row only
             _warn(target.benchmark, target.row, exc)
-    return written
+    put_rows(results, scored)
+    return [row.target.row for row in scored]
 
 
-def sample_counts(
-    model: ModelResults, tasks: Collection[str], value_caveats: Sequence[str] = ()
-) -> dict[str, int | str]:
-    """The honesty marks of a benchmark's paper scores in the run: ``n`` (samples read), ``invalid`` (those
-    that could not be scored) and ``caveats``, as the leaderboard's ``‡`` notes do: when the run's items are not
-    the full datasets (``--limit``/``--offset``), and the `value_caveats` of the paper table's values
-    (:func:`value_caveats`)."""
+def put_rows(results: dict, scored: Sequence[ScoredRow]) -> None:
+    """Write every benchmark's paper scores into the results (:func:`put_row`), each row's caveats as codes
+    (:func:`caveat_codes`) spelt out once under :data:`CAVEAT_LEGEND_KEY`."""
+    codes, legend = caveat_codes({row.target.row: row.caveats for row in scored})
+    for row in scored:
+        marks = {f"{CAVEATS_KEY},{PAPER_FILTER}": codes[row.target.row]} if row.target.row in codes else {}
+        put_row(results, row.target, {**row.values, **marks})
+    if legend:
+        results[CAVEAT_LEGEND_KEY] = legend
+
+
+def sample_counts(model: ModelResults, tasks: Collection[str]) -> dict[str, int]:
+    """How many samples a benchmark's paper scores in the run read (``n``) and how many of them could not be
+    scored (``invalid``)."""
     failures = [reason for t in tasks for reason in model.failures(t) or [] if reason and reason != UNSUPPORTED]
-    counts: dict[str, int | str] = {
+    return {
         f"{N_KEY},{PAPER_FILTER}": sum(len(model.samples[t]) for t in tasks),
         f"{INVALID_KEY},{PAPER_FILTER}": len(failures),
     }
-    caveats = [reason for (_, task), reasons in task_caveats({model.model: model}).items() if task in tasks
-               for reason in reasons]  # fmt: skip
-    caveats += [line for line in dict.fromkeys(value_caveats) if line not in caveats]
-    if caveats:
-        counts[f"{CAVEATS_KEY},{PAPER_FILTER}"] = "; ".join(caveats)
-    return counts
+
+
+def run_caveats(model: ModelResults, tasks: Collection[str], value_caveats: Sequence[Caveat] = ()) -> list[Caveat]:
+    """Why a benchmark's paper scores in the run are not comparable, as the leaderboard's ``‡`` notes say: the
+    caveats of its tasks' runs (``comparability.task_caveats``) and the `value_caveats` of the paper table's
+    values (:func:`value_caveats`), each once."""
+    caveats = [caveat for (_, task), found in task_caveats({model.model: model}).items() if task in tasks
+               for caveat in found]  # fmt: skip
+    return list(dict.fromkeys([*caveats, *value_caveats]))
+
+
+def caveat_codes(by_row: Mapping[str, Sequence[Caveat]]) -> tuple[dict[str, str], dict[str, str]]:
+    """Short codes for the caveats of the run's rows, one per reason, numbered in order of first appearance:
+    ``{row: "C1 C2"}`` (rows without caveats absent) and the legend ``{"C1": "<reason>: <subjects_text>"}``, which
+    names every task (or value) each reason concerns, with its details."""
+    by_reason: dict[str, list[Caveat]] = {}
+    for caveats in by_row.values():
+        for caveat in caveats:
+            by_reason.setdefault(caveat.reason, []).append(caveat)
+    code = {reason: CAVEAT_CODE.format(i) for i, reason in enumerate(by_reason, 1)}
+    rows = {row: " ".join(dict.fromkeys(code[c.reason] for c in caveats)) for row, caveats in by_row.items() if caveats}
+    legend = {
+        code[reason]: ": ".join(part for part in (reason, subjects_text(caveats)) if part)
+        for reason, caveats in by_reason.items()
+    }
+    return rows, legend
+
+
+def legend_lines(results: Mapping) -> list[str]:
+    """The run's caveat legend (:data:`CAVEAT_LEGEND_KEY`) as printed once after lmms-eval's tables: a heading,
+    then each code's meaning wrapped to :data:`LEGEND_WIDTH` characters; none when the run has no caveat."""
+    legend = results.get(CAVEAT_LEGEND_KEY) or {}
+    if not legend:
+        return []
+    lines = [f"lmms-eval-unify: caveats of the paper scores (the {CAVEATS_KEY} codes in the tables above):"]
+    for code, text in legend.items():
+        lines += textwrap.wrap(f"{code} = {text}", LEGEND_WIDTH, initial_indent="  ", subsequent_indent="      ")
+    return lines
 
 
 def _warn(benchmark: str, row: str, exc: Exception) -> None:
@@ -239,17 +298,19 @@ def row_values(board: Board | None, rows: Mapping[str, Row]) -> dict[str, dict[s
     return {q: {key: cell_record(board, row, key)["value"] for key in board.value_keys()} for q, row in rows.items()}
 
 
-def value_caveats(rows: Iterable[Row]) -> list[str]:
+def value_caveats(rows: Iterable[Row]) -> list[Caveat]:
     """The caveats the paper table gave its own values (``Row.caveats``, e.g. a Gap fit that did not converge),
-    one line per reason: ``<value keys>: <reason>``."""
-    lines = []
+    one per caveat: ``<value keys>: <caveat>``, about those value keys, under the caveat's reason."""
+    found = []
     for row in rows:
-        keys_by_reason: dict[str, list[str]] = {}
-        for key, reasons in row.caveats.items():
-            for reason in reasons:
-                keys_by_reason.setdefault(reason, []).append(key)
-        lines += [f"{', '.join(keys)}: {reason}" for reason, keys in keys_by_reason.items()]
-    return lines
+        keys_by_caveat: dict[str, list[str]] = {}
+        for key, caveats in row.caveats.items():
+            for caveat in caveats:
+                keys_by_caveat.setdefault(caveat, []).append(key)
+        for text, keys in keys_by_caveat.items():
+            caveat, subject = Caveat.of(text), ", ".join(keys)
+            found.append(Caveat(f"{subject}: {caveat}", caveat.reason, subject, caveat.detail))
+    return found
 
 
 def model_rows(finish: Finish, shown: str) -> dict[str, dict[str, float | None]]:

@@ -15,6 +15,7 @@ lmms-eval's CLI calls ``lmms_eval.evaluator.simple_evaluate(..., cli_args=args)`
 4. the paper-level scores of every benchmark run are added to the results, per benchmark group
    (:mod:`lmms_eval_unify.integration.paper_scores`), from the run's samples: a run that did not ask for
    samples (``--log_samples``) is run with them and they are removed again before lmms-eval sees the results.
+   Their caveats are short codes in lmms-eval's tables, spelt out once after the summary line at exit.
 5. samples are never silently lost: every text of the logged samples is made encodable as UTF-8 (a model's
    lone surrogates become U+FFFD) before lmms-eval's samples writer sees it, and that writer (which logs a
    failure and goes on) is checked: a task whose samples file holds fewer rows than it logged is marked
@@ -50,7 +51,7 @@ from typing import Any
 from loguru import logger
 
 from lmms_eval_unify.integration import run_status, seams
-from lmms_eval_unify.integration.paper_scores import add_paper_scores
+from lmms_eval_unify.integration.paper_scores import add_paper_scores, legend_lines
 from lmms_eval_unify.integration.preflight import (
     PreflightError,
     environment_problems,
@@ -284,10 +285,11 @@ def _simple_evaluate(original: Any, *args: Any, **kwargs: Any) -> Any:
         redact_model_args(results, kwargs.get("model_args"), cli_args)
         make_samples_encodable(results.get("samples"))
         record_outcome(status, results)
-        results[PROVENANCE_KEY] = run_provenance()
+        results[PROVENANCE_KEY] = run_provenance(results.get("configs") or {})
         try:
             if configs and _is_main_process() and not kwargs.get("predict_only"):
                 add_paper_scores(results, _recorded_model_name(kwargs.get("evaluation_tracker")))
+                status.legend = legend_lines(results)
         finally:
             if not samples_asked:
                 drop_unasked_samples(results, bool(kwargs.get("baseline")))
@@ -388,7 +390,8 @@ def _at_exit() -> None:
     status = run_status.status()
     ran_here = status.started and _is_main_process()
     if ran_here:
-        print(status.summary(), file=sys.stderr, flush=True)
+        sys.stdout.flush()  # lmms-eval's tables first: the legend explains their caveat codes
+        print("\n".join([status.summary(), *status.legend]), file=sys.stderr, flush=True)
     code = _exit_code if ran_here else None
     if seams.report_at_exit() and code != EXIT_PREFLIGHT:  # an lmms-eval CLI run that went around our hooks
         code = code or seams.EXIT_SEAM

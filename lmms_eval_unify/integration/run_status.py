@@ -29,6 +29,9 @@ class RunStatus:
     failed: dict[str, str] = field(default_factory=dict)
     invalid_samples: int = 0
     resumed_samples: int = 0
+    legend: list[str] = field(default_factory=list)
+    """Lines printed after the summary: what the caveat codes of the run's paper scores mean
+    (``paper_scores.legend_lines``)."""
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     @property

@@ -39,7 +39,15 @@ from lmms_eval_unify.writes import EXIT_REFUSED, FolderBusy, WriteRefused, folde
 
 EXIT_NOT_COMPARABLE = 3
 """Exit status of ``--strict`` when a cell is not comparable."""
-MANIFEST_NOTE = f"Every row's recipe (runs, model arguments, seeds, judges, items, versions): {MANIFEST}."
+
+
+def provenance_note(board: Board) -> str:
+    """The note under every table naming where the rest of how it was made is: every row's recipe in the
+    manifest, every cell's caveats in full (tasks, counts, what differs) and its sample counts in the board's CSV."""
+    return (
+        f"Every row's recipe (runs, model arguments, seeds, judges, items, versions): {MANIFEST}; every cell's "
+        f"caveats and sample counts: {board.key}.csv."
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -66,8 +74,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--strict",
         action="store_true",
         help="refuse (exit 3, nothing written) when any cell is marked ‡: its samples come from a --limit/--offset "
-        "run, its items, scorer version, variant or judges differ from the other rows', or its value comes from a "
-        "fit that did not converge (a benchmark's board says which, and its flags how to use a converging variant)",
+        "run or from shards that miss items, or from generated or unknown local data, its items, scorer version, "
+        "variant or judges differ from the other rows', or its value comes from a fit that did not converge (a "
+        "benchmark's board says which, and its flags how to use a converging variant)",
     )
     for benchmark in BENCHMARKS:
         leaderboard_of(benchmark).add_arguments(parser)
@@ -207,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: --strict: {len(errors)} cells are not comparable; nothing written", file=sys.stderr)
         return EXIT_NOT_COMPARABLE
     for board in boards:
-        board.notes.append(MANIFEST_NOTE)
+        board.notes.append(provenance_note(board))
     text = "\n".join(markdown(b) for b in boards)
     print(text)
     command = ["lmms-eval-unify", "leaderboard", *(sys.argv[1:] if argv is None else argv)]

@@ -15,15 +15,24 @@ from leaderboard_runs import gapeval_tasks, read_csv, run
 
 from lmms_eval_unify.benchmarks import part
 from lmms_eval_unify.benchmarks.gapeval.spec import CATEGORIES as GAPEVAL_CATEGORIES
+from lmms_eval_unify.benchmarks.mme_unify.leaderboard import ABOVE_SCALE
 from lmms_eval_unify.benchmarks.uni_mmmu.jigsaw import METRICS_ENV
 from lmms_eval_unify.benchmarks.uni_mmmu.offline.data import generate
 from lmms_eval_unify.benchmarks.unig2u import paper as ug
 from lmms_eval_unify.integration import paper_scores as paper_scores_module
 from lmms_eval_unify.integration import preflight, run_context, run_hooks, run_status
-from lmms_eval_unify.integration.paper_scores import add_paper_scores, logged_row, value_caveats
+from lmms_eval_unify.integration.paper_scores import (
+    CAVEAT_LEGEND_KEY,
+    add_paper_scores,
+    caveat_codes,
+    legend_lines,
+    logged_row,
+    value_caveats,
+)
 from lmms_eval_unify.metrics.tiny import TINY_DREAMSIM_TYPE, write_tiny_dreamsim_checkpoint
 from lmms_eval_unify.reports import leaderboard as leaderboard_module
 from lmms_eval_unify.reports.boards import Row
+from lmms_eval_unify.reports.comparability import Caveat
 from lmms_eval_unify.reports.render import MISSING, SAMPLE_COLUMNS
 from lmms_eval_unify.testing.synthetic import write_run
 
@@ -134,10 +143,39 @@ def test_the_rows_carry_invalid_counts_and_say_when_the_run_asked_part_of_a_data
     results["n-samples"]["mme_unify_sipu"]["original"] = 1200
     add_paper_scores(results, MODEL)
     row = results["results"]["mme_unify"]
-    assert row["caveats,paper"] == "mme_unify_sipu: 3 of 1200 items (--limit 3)"
+    assert row["caveats,paper"] == "C1"  # a code in the printed tables, spelt out once for the run
+    assert results[CAVEAT_LEGEND_KEY] == {"C1": "part of the dataset (--limit 3): 3 of 1200 items in mme_unify_sipu"}
+    assert legend_lines(results)[1:] == ["  C1 = part of the dataset (--limit 3): 3 of 1200 items in mme_unify_sipu"]
     from lmms_eval.utils import make_table
 
-    assert "mme_unify_sipu: 3 of 1200 items (--limit 3)" in make_table(copy.deepcopy(results), "groups")
+    table = make_table(copy.deepcopy(results), "groups")
+    assert "C1" in [
+        cell.strip() for cell in next(line for line in table.splitlines() if "|caveats " in line).split("|")
+    ]
+
+
+def test_a_subtask_with_no_scored_sample_gives_no_average_and_fails_the_run_alike():
+    """SIPU with every sample invalid: the run's Und. Avg and MME-U are null as the leaderboard's '—' (they counted
+    it as 0 before), and the run fails on it (exit 1): the table and the exit status say the same thing."""
+    failed = {"acc": 0, "invalid_outputs": "model_error"}
+    tasks = {"mme_unify_sipu": [failed] * 3, "mme_unify_mitiu": MME_UNIFY["mme_unify_mitiu"]}
+    results = lmms_eval_results(tasks, {})
+    results["results"]["mme_unify_sipu"]["invalid_outputs,none"] = 3
+    add_paper_scores(results, MODEL)
+    row = results["results"]["mme_unify"]
+    assert (row["SIPU,paper"], row["Und. Avg,paper"], row["MME-U,paper"], row["MITIU,paper"]) == (None, None, None, 100)
+    status = run_status.RunStatus(requested=sorted(tasks))
+    run_hooks.record_outcome(status, results)
+    assert status.failed == {"mme_unify_sipu": "all 3 samples invalid"} and not status.ok
+
+
+def test_a_video_score_over_100_is_noted_in_the_runs_table():
+    """The oracle's VP of 100.1 (FVD/FID distance 0) is kept, as released, with a caveat code saying why."""
+    results = lmms_eval_results({"mme_unify_vp": [{"fvd": 0.0, "fid": 0.0}] * 2}, {})
+    add_paper_scores(results, MODEL)
+    row = results["results"]["mme_unify"]
+    assert row["VP,paper"] == pytest.approx(100_000 / 999) and row["caveats,paper"] == "C1"
+    assert results[CAVEAT_LEGEND_KEY]["C1"].startswith(ABOVE_SCALE)
 
 
 def test_lmms_evals_tables_print_the_rows():
@@ -195,19 +233,31 @@ def test_the_run_caveats_name_an_unconverged_gap_fit():
     """The default (official) Gap fit never converges: the run's paper scores say so, for the cells it gave."""
     results = lmms_eval_results(gapeval_tasks([1, 1, 1, 0], [1, 0, 1, 0]), {})
     add_paper_scores(results, MODEL)
-    caveats = results["results"]["gapeval"]["caveats,paper"]
+    code = results["results"]["gapeval"]["caveats,paper"]
+    caveats = results[CAVEAT_LEGEND_KEY][code]
     keys = ", ".join([*(f"{c} Gap" for c in GAPEVAL_CATEGORIES), "Overall Gap"])
-    assert caveats.startswith(f"{keys}: Gap fit not converged: official fit did not converge after its fixed 2000 ")
+    assert caveats.startswith("Gap fit not converged: official fit did not converge after its fixed 2000 ")
     assert "converged = full Newton step < 1e-05" in caveats and "the converged stable fit differs by up to" in caveats
-    from lmms_eval.utils import make_table
-
-    assert "Gap fit not converged" in make_table(copy.deepcopy(results), "groups")
+    assert caveats.endswith(f" in {keys}")
 
 
 def test_value_caveats_are_one_line_per_reason_and_none_for_unmarked_rows():
     marked = Row("m", {"a": 1.0, "b": 2.0, "c": 3.0}, caveats={"a": ("fit",), "b": ("fit", "other")})
     assert value_caveats([marked]) == ["a, b: fit", "b: other"]
+    assert [(c.reason, c.subject) for c in value_caveats([marked])] == [("fit", "a, b"), ("other", "b")]
     assert value_caveats([Row("n", {"a": 1.0})]) == []
+
+
+def test_caveat_codes_are_one_per_reason_shared_by_the_rows_and_spelt_out_once():
+    limit = "part of the dataset (--limit 3)"
+    by_row = {
+        "mme_unify": [Caveat("s: 3 of 9", limit, "s", "3 of 9 items"), Caveat("t: tiny", "tiny metrics", "t")],
+        "unig2u": [],
+        "gapeval": [Caveat("g: 3 of 9", limit, "g", "3 of 9 items"), Caveat("Gap: fit", "fit", "Gap", "3 steps")],
+    }
+    codes, legend = caveat_codes(by_row)
+    assert codes == {"mme_unify": "C1 C2", "gapeval": "C1 C3"}
+    assert legend == {"C1": f"{limit}: 3 of 9 items in s, g", "C2": "tiny metrics: t", "C3": "fit: 3 steps in Gap"}
 
 
 def test_samples_read_as_their_jsonl_lines():
@@ -279,6 +329,23 @@ def test_a_benchmark_whose_leaderboard_cannot_load_costs_only_its_own_row(monkey
     assert len(warnings) == 1 and "unig2u" in warnings[0] and "leaderboard broke" in warnings[0]
 
 
+def test_one_benchmarks_failing_leaderboard_leaves_the_other_three_rows(monkeypatch, warnings):
+    """A run of all four benchmarks whose GapEval leaderboard raises: MME-Unify's, UniG2U's and Uni-MMMU's rows
+    are still added to the results (what lmms-eval writes to results.json), one warning names GapEval."""
+
+    def broke(*args, **kwargs):
+        raise RuntimeError("gapeval's leaderboard broke")
+
+    monkeypatch.setattr(part("gapeval", "leaderboard"), "start", broke)
+    maze = {"uni_mmmu_maze": [{"text_step_acc": 0.5, "text_sample_acc": 0.0}] * 2}
+    results = lmms_eval_results({**MME_UNIFY, **UNIG2U, **maze, **gapeval_tasks([1, 0], [1, 1])}, MME_UNIFY_GROUPS)
+    assert add_paper_scores(results, MODEL) == ["mme_unify", "unig2u", "uni_mmmu"]
+    for row in ("mme_unify", "unig2u", "uni_mmmu"):
+        assert any(",paper" in key for key in results["results"][row]), row
+    assert "gapeval" not in results["results"]
+    assert len(warnings) == 1 and "gapeval" in warnings[0] and "leaderboard broke" in warnings[0]
+
+
 @pytest.fixture
 def hooked_run(monkeypatch):
     """``run_hooks._simple_evaluate`` around a stand-in for lmms-eval's ``simple_evaluate``; records the
@@ -334,6 +401,24 @@ def test_the_hook_never_fails_the_run(hooked_run, monkeypatch, warnings):
 def test_no_scores_from_a_predict_only_run(hooked_run):
     results = hooked_run(log_samples=False, predict_only=True)
     assert "MME-U,paper" not in results["results"]["mme_unify"] and "samples" not in results
+
+
+def test_the_run_spells_out_its_caveat_codes_once_after_its_summary_line(hooked_run, monkeypatch, capsys):
+    def limited_run(results, model_name=None):
+        results["config"] |= {"limit": 3}
+        results["n-samples"]["mme_unify_sipu"]["original"] = 1200
+        return add_paper_scores(results, model_name)
+
+    monkeypatch.setattr(run_hooks, "add_paper_scores", limited_run)
+    results = hooked_run(log_samples=False)
+    assert results["results"]["mme_unify"]["caveats,paper"] == "C1"
+    monkeypatch.setattr(run_hooks, "_exit_code", None)
+    monkeypatch.setattr(run_hooks.seams, "report_at_exit", lambda: False)
+    monkeypatch.setattr(run_hooks, "_run_locks", run_hooks.contextlib.ExitStack())
+    run_hooks._at_exit()
+    summary, heading, legend = capsys.readouterr().err.strip().splitlines()[-3:]
+    assert summary == run_status.status().summary() and "caveats" in heading
+    assert legend == "  C1 = part of the dataset (--limit 3): 3 of 1200 items in mme_unify_sipu"
 
 
 @pytest.mark.slow

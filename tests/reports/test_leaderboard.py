@@ -18,10 +18,10 @@ import pytest
 import yaml
 from leaderboard_runs import approx, read_csv, run, write_configured_run, write_runs
 
-from lmms_eval_unify.benchmarks import BENCHMARKS, part
+from lmms_eval_unify.benchmarks import BENCHMARKS, entry, paper_score, part
 from lmms_eval_unify.integration.provenance import run_provenance
 from lmms_eval_unify.reports import leaderboard as lb
-from lmms_eval_unify.reports.boards import BenchmarkLeaderboard, Board, Options, paper_score
+from lmms_eval_unify.reports.boards import BenchmarkLeaderboard, Board, Options
 from lmms_eval_unify.testing.synthetic import benchmark_rows, write_run
 
 TABLE2_HEADER = (
@@ -136,10 +136,11 @@ TINY_METRICS = {
 
 @pytest.mark.slow
 def test_result_folders_written_by_the_real_lmms_eval_cli(tmp_path):
-    """Our MME-Unify SIPU and IEE tasks on generated data, run by the oracle through the real CLI."""
-    from lmms_eval_unify.benchmarks.mme_unify.offline.data import generate
-
-    generate(tmp_path / "data", 5, seed=1)
+    """Our MME-Unify SIPU and IEE tasks on generated data (``data generate``), run by the oracle through the real
+    CLI: the run records the data it read, every cell says it is generated data, and ``--strict`` refuses it
+    (issue 33 item 1: the table was clean and the manifest named the Hub repository)."""
+    generate = [sys.executable, "-m", "lmms_eval_unify.cli", "data", "generate", "mme_unify"]
+    subprocess.run([*generate, "--out", str(tmp_path / "data"), "--n", "5", "--seed", "1"], check=True, timeout=300)
     env = {
         **os.environ,
         "HF_HUB_OFFLINE": "1",
@@ -164,19 +165,25 @@ def test_result_folders_written_by_the_real_lmms_eval_cli(tmp_path):
     assert float(row["SIPU"]) == approx(100.0)
     assert float(row["IEE"]) == approx(100.0)
     assert float(row["MME-U"]) == approx((100.0 / 3 + 100.0 / 5) / 3)  # missing subtasks count as 0
-    assert "‡" not in (tmp_path / "b" / "leaderboard.md").read_text()
+    assert "generated data (lmms-eval-unify data generate)" in row["SIPU caveats"]
     (results_file,) = (tmp_path / "out").rglob("*_results.json")
-    assert json.loads(results_file.read_text())["lmms_eval_unify"] == run_provenance()
+    provenance = json.loads(results_file.read_text())["lmms_eval_unify"]
+    assert {k: v for k, v in provenance.items() if k != "data"} == run_provenance()
+    assert sorted(provenance["data"]) == ["mme_unify_iee", "mme_unify_sipu"]
     manifest = json.loads((tmp_path / "b" / "manifest.json").read_text())
     sipu = manifest["rows"]["unify_oracle"]["tasks"]["mme_unify_sipu"]
     assert (sipu["n"], sipu["n_dataset"], sipu["scorer_version"], sipu["variant"]) == (5, 5, "2.0", "corrected")
+    assert {k: sipu["dataset"][k] for k in ("kind", "seed", "n", "file")} == {
+        "kind": "generated", "seed": 1, "n": 5, "file": "mme_unify/sipu/test.parquet"}  # fmt: skip
+    assert run([tmp_path / "out", "--benchmark", "mme_unify", "-o", tmp_path / "s", "--no-plots", "--strict"]) == 3
 
     # the same configuration again with --limit 2: its newer SIPU replaces the full one, marked as a subset
     cli[cli.index("--output_path") + 1] = str(tmp_path / "limited")
     subprocess.run([*cli, "--limit", "2"], check=True, capture_output=True, env=env, cwd=tmp_path, timeout=300)
     board = [tmp_path / "out", tmp_path / "limited", "--benchmark", "mme_unify", "--no-plots", "--bootstrap", 0]
     assert run([*board, "-o", tmp_path / "b2"]) == 0
-    assert "mme_unify_sipu: 2 of 5 items (--limit 2)" in (tmp_path / "b2" / "leaderboard.md").read_text()
+    caveats = read_csv(tmp_path / "b2" / "mme_unify_table2.csv")["unify_oracle"]["SIPU caveats"]
+    assert "mme_unify_sipu: 2 of 5 items (--limit 2)" in caveats and "(seed 1, 5 items per subtask)" in caveats
     assert run([*board, "-o", tmp_path / "b3", "--strict"]) == 3
 
 
@@ -222,10 +229,10 @@ def test_every_benchmark_implements_the_leaderboard_interface(benchmark):
 
 
 @pytest.mark.parametrize("benchmark", BENCHMARKS)
-def test_paper_score_is_the_function_each_spec_names(benchmark):
+def test_paper_score_is_a_function_of_the_benchmarks_own_paper_module(benchmark):
     roll_up = paper_score(benchmark)
     assert callable(roll_up)
-    assert f"{roll_up.__module__}.{roll_up.__qualname__}" == part(benchmark, "spec").PAPER_SCORE
+    assert roll_up.__module__ == f"{entry(benchmark).__name__}.paper"
 
 
 def test_every_benchmark_starts_before_any_finishes_and_prints_in_registry_order(monkeypatch):
@@ -286,16 +293,16 @@ def test_a_judge_outage_prints_no_number_and_a_partial_one_marks_its_share(tmp_p
     markdown = (out / "leaderboard.md").read_text()
     row = next(line for line in markdown.splitlines() if line.startswith("| outage |"))
     assert row.split(" | ")[7:9] == ["—", "—"]  # Geo I, Geo T: never 0.00
-    assert "— outage / Geo I, Geo T: no sample scored, judge_failed on 100% of 4 samples." in markdown
+    assert "— outage: no sample scored (judge_failed)." in markdown  # on every column it shows: Geo I, Geo T
     assert "| partial |" in markdown and "75.00† | 75.00† |" in markdown
-    assert "† partial / Geo I, Geo T: 1 of 4 samples invalid (judge_failed)." in markdown
+    assert "† partial: some samples invalid (judge_failed)." in markdown  # how many: the CSV
     rows = read_csv(out / "uni_mmmu_table2.csv")
     outage, partial = rows["outage"], rows["partial"]
     assert (outage["Geo I"], outage["Geo I n"], outage["Geo I invalid"], outage["Geo I ci_low"]) == ("-", "4", "4", "-")
     assert (partial["Geo T"], partial["Geo T n"], partial["Geo T invalid"]) == ("75.0000", "4", "1")
     assert "— outage" in (out / "leaderboard.html").read_text()
     tex = (out / "leaderboard.tex").read_text()
-    assert r"outage & - & - & -/- & -/- & -/- & -/- & --- & --- &" in tex and r"75.00\textsuperscript{\dag}" in tex
+    assert r"outage & - & - & -/- & -/- & -/- & -/- & --- & --- &" in tex and r"75.00$^\dagger$" in tex
 
 
 def test_intervals_are_clipped_to_the_scale_of_the_score(tmp_path):

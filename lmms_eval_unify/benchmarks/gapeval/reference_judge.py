@@ -32,7 +32,8 @@ def _normal(text: str) -> str:
 def labelled_images(request: ChatRequest) -> dict[str, Image.Image]:
     """The first user turn's images by the label line before each (``[Image]``, ``[Reference_Image]`` ...)."""
     user = next(m for m in request.messages if m.get("role") == "user")
-    label, out = "", {}
+    label = ""
+    out: dict[str, Image.Image] = {}
     for part in user["content"] if isinstance(user["content"], list) else []:
         if part.get("type") == "text":
             label = part["text"].strip().splitlines()[-1] if part["text"].strip() else ""
