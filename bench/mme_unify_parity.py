@@ -62,7 +62,6 @@ from lmms_eval_unify.benchmarks.mme_unify.scoring import (
     score_vcot,
 )
 from lmms_eval_unify.generation.visuals import read_video_frames, to_pil_images
-from lmms_eval_unify.integration.run_context import EXTRA_MEDIA_ROOTS_ENV
 from lmms_eval_unify.metrics.clip import ClipBackbone, get_clip
 from lmms_eval_unify.metrics.config import as_config
 from lmms_eval_unify.metrics.fid_fvd import load_image_features
@@ -70,6 +69,7 @@ from lmms_eval_unify.metrics.lpips_metric import load_lpips
 from lmms_eval_unify.metrics.registry import get_backbone
 from lmms_eval_unify.output.record import Step, UnifiedOutput
 from lmms_eval_unify.reports.exports import export
+from lmms_eval_unify.run.context import EXTRA_MEDIA_ROOTS_ENV
 from lmms_eval_unify.scoring.samples import feature_means
 from lmms_eval_unify.testing.synthetic import write_run
 

@@ -36,12 +36,12 @@ import released_reference
 from lmms_eval_unify.benchmarks.uni_mmmu import official
 from lmms_eval_unify.benchmarks.uni_mmmu.scoring import score_puzzle
 from lmms_eval_unify.generation.media import MediaStore
-from lmms_eval_unify.integration.run_context import EXTRA_MEDIA_ROOTS_ENV
 from lmms_eval_unify.output.record import UnifiedOutput
 from lmms_eval_unify.puzzles import DOMAINS
 from lmms_eval_unify.puzzles.domain import simulate
 from lmms_eval_unify.puzzles.maze import generate_maze
 from lmms_eval_unify.puzzles.sliding import generate_sliding
+from lmms_eval_unify.run.context import EXTRA_MEDIA_ROOTS_ENV
 
 GENERATORS: dict[str, Callable[..., Any]] = {"maze": generate_maze, "sliding": generate_sliding}
 Sample = tuple[dict, str]

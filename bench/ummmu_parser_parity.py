@@ -39,13 +39,13 @@ from lmms_eval_unify.benchmarks.uni_mmmu.official import (
     score_released,
 )
 from lmms_eval_unify.generation.media import MediaStore
-from lmms_eval_unify.integration.run_context import EXTRA_MEDIA_ROOTS_ENV
 from lmms_eval_unify.output.record import UnifiedOutput
 from lmms_eval_unify.puzzles import DOMAINS
 from lmms_eval_unify.puzzles.domain import simulate
 from lmms_eval_unify.puzzles.maze import WHITE, generate_maze
 from lmms_eval_unify.puzzles.scoring import score_move_sequence, sequence_accuracy, truth_grids
 from lmms_eval_unify.puzzles.sliding import generate_sliding
+from lmms_eval_unify.run.context import EXTRA_MEDIA_ROOTS_ENV
 
 
 def _page(image: Image.Image, width_factor: float, height_factor: float, where: str) -> Image.Image:

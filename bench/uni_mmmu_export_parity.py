@@ -48,13 +48,13 @@ from lmms_eval_unify.benchmarks.uni_mmmu.jigsaw import METRICS_ENV, score_jigsaw
 from lmms_eval_unify.benchmarks.uni_mmmu.offline.data import generate
 from lmms_eval_unify.benchmarks.uni_mmmu.scoring import score_puzzle
 from lmms_eval_unify.generation.visuals import to_pil_images
-from lmms_eval_unify.integration.run_context import EXTRA_MEDIA_ROOTS_ENV
 from lmms_eval_unify.metrics.tiny import TINY_DREAMSIM_TYPE, write_tiny_dreamsim_checkpoint
 from lmms_eval_unify.output.record import UnifiedOutput
 from lmms_eval_unify.puzzles import DOMAINS
 from lmms_eval_unify.puzzles.domain import read_state, simulate
 from lmms_eval_unify.puzzles.jigsaw import final_answer_text, jigsaw_completions
 from lmms_eval_unify.reports.exports import export
+from lmms_eval_unify.run.context import EXTRA_MEDIA_ROOTS_ENV
 from lmms_eval_unify.testing.synthetic import write_run
 
 TASKS = {"maze": "uni_mmmu_maze_official", "sliding": "uni_mmmu_sliding_official", "jigsaw": "uni_mmmu_jigsaw"}

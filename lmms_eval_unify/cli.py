@@ -12,7 +12,7 @@ from types import ModuleType
 from lmms_eval_unify import env_vars
 from lmms_eval_unify.benchmarks import BENCHMARKS, DEMO_BENCHMARK, has_part, part
 from lmms_eval_unify.console import tolerate_any_locale
-from lmms_eval_unify.integration.paths import tasks_path
+from lmms_eval_unify.run.paths import tasks_path
 from lmms_eval_unify.writes import EXIT_REFUSED, WriteRefused
 
 DEMO_MODELS = ("unify_oracle", "unify_random")
@@ -26,10 +26,10 @@ def _leaderboard() -> Main:
     return leaderboard.main
 
 
-def _rescore() -> Main:
-    from lmms_eval_unify.integration import rescore
+def _score() -> Main:
+    from lmms_eval_unify.commands import score
 
-    return rescore.main
+    return score.main
 
 
 def _gallery() -> Main:
@@ -45,15 +45,15 @@ def _exports() -> Main:
 
 
 def _check_adapter() -> Main:
-    from lmms_eval_unify.generation import check_adapter
+    from lmms_eval_unify.commands import check_adapter
 
     return check_adapter.main
 
 
 def _judges() -> Main:
-    from lmms_eval_unify.judges import cli
+    from lmms_eval_unify.commands import judge
 
-    return cli.main
+    return judge.main
 
 
 def _environments() -> Main:
@@ -70,7 +70,7 @@ def _doctor() -> Main:
 
 DELEGATED: dict[str, tuple[Callable[[], Main], str]] = {
     "leaderboard": (_leaderboard, "rebuild the papers' tables from saved runs"),
-    "score": (_rescore, "score saved runs again without the model"),
+    "score": (_score, "score saved runs again without the model"),
     "gallery": (_gallery, "HTML gallery of runs' samples"),
     "export": (_exports, "write runs in a benchmark's released exchange format"),
     "check-adapter": (_check_adapter, "smoke-test an adapter: one sample of each protocol it claims"),
@@ -116,7 +116,7 @@ def _cmd_data_generate(args: argparse.Namespace) -> int:
     import datasets
     from tqdm import tqdm
 
-    from lmms_eval_unify.integration.provenance import generated_source, mark_local_data
+    from lmms_eval_unify.run.provenance import generated_source, mark_local_data
 
     out = Path(args.out).resolve()
     modules = {name: _benchmark_data(name) for name in args.benchmarks or [DEMO_BENCHMARK]}

@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 from PIL import Image
 
-from lmms_eval_unify.generation.adapter import (
+from lmms_eval_unify.adapter import (
     ALL_PRIMITIVES,
     InstrumentPlan,
     RequestInfo,

@@ -18,7 +18,7 @@ from typing import Any
 from lmms_eval.api.instance import Instance
 from PIL import Image
 
-from lmms_eval_unify.generation.adapter import (
+from lmms_eval_unify.adapter import (
     GENERATE_IMAGE,
     PARSE,
     UNDERSTAND_AND_GENERATE,

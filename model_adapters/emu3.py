@@ -29,7 +29,7 @@ import torch
 from PIL import Image
 from transformers import LogitsProcessorList
 
-from lmms_eval_unify.generation.adapter import (
+from lmms_eval_unify.adapter import (
     UNDERSTAND_AND_GENERATE,
     Missing,
     ModelSettings,

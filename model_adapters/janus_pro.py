@@ -16,7 +16,7 @@ import torch
 from PIL import Image
 from transformers import BatchFeature, DynamicCache, LogitsProcessorList
 
-from lmms_eval_unify.generation.adapter import (
+from lmms_eval_unify.adapter import (
     UNDERSTAND_AND_GENERATE,
     Missing,
     ModelSettings,

@@ -17,7 +17,7 @@ from typing import Any, ClassVar
 
 from loguru import logger
 
-from lmms_eval_unify.generation.adapter import (
+from lmms_eval_unify.adapter import (
     Backend,
     Missing,
     environment_python,

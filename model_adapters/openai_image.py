@@ -40,7 +40,7 @@ from typing import Any, TypeVar
 from loguru import logger
 from PIL import Image
 
-from lmms_eval_unify.generation.adapter import (
+from lmms_eval_unify.adapter import (
     PARSE,
     UNDERSTAND_AND_GENERATE,
     HttpEndpoint,

@@ -17,7 +17,7 @@ from typing import Any
 import torch
 from PIL import Image
 
-from lmms_eval_unify.generation.adapter import (
+from lmms_eval_unify.adapter import (
     GENERATE_IMAGE,
     Missing,
     ModelSettings,

@@ -18,7 +18,7 @@ from lmms_eval.api.instance import Instance
 from lmms_eval.api.model import lmms
 from loguru import logger
 
-from lmms_eval_unify.generation.adapter import (
+from lmms_eval_unify.adapter import (
     SCHEMA,
     UnifiedOutput,
     clean_text,

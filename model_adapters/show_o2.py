@@ -19,7 +19,7 @@ from typing import Any
 
 from PIL import Image
 
-from lmms_eval_unify.generation.adapter import (
+from lmms_eval_unify.adapter import (
     UNDERSTAND_AND_GENERATE,
     Missing,
     ModelSettings,

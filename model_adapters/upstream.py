@@ -27,7 +27,7 @@ from typing import Any, Literal
 from lmms_eval.api.instance import Instance, unwrap_generation_output
 from PIL import Image
 
-from lmms_eval_unify.generation.adapter import (
+from lmms_eval_unify.adapter import (
     DECODE_ERRORS,
     UNDERSTAND_AND_GENERATE,
     Missing,

@@ -12,9 +12,9 @@ import torch
 from lmms_eval.api.instance import Instance
 from PIL import Image
 
-from lmms_eval_unify.generation.adapter import UNDERSTAND_AND_GENERATE, UnifiedModel
-from lmms_eval_unify.integration import provenance
-from lmms_eval_unify.integration.run_context import EXTRA_MEDIA_ROOTS_ENV
+from lmms_eval_unify.adapter import UNDERSTAND_AND_GENERATE, UnifiedModel
+from lmms_eval_unify.run import provenance
+from lmms_eval_unify.run.context import EXTRA_MEDIA_ROOTS_ENV
 
 
 class ScriptedAdapter(UnifiedModel):

@@ -7,8 +7,8 @@ import pytest
 from lmms_eval_unify.benchmarks.uni_mmmu import demo
 from lmms_eval_unify.benchmarks.uni_mmmu.demo import OUTSIDE_BAND, DemoRow
 from lmms_eval_unify.cli import main
-from lmms_eval_unify.integration.paths import tasks_path
 from lmms_eval_unify.puzzles.scoring import METRICS
+from lmms_eval_unify.run.paths import tasks_path
 
 
 def test_tasks_path_prints_the_folder(capsys):

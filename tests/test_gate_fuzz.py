@@ -28,9 +28,9 @@ from PIL import Image
 
 from lmms_eval_unify import gate
 from lmms_eval_unify.integration.data_rows import DATA_ERROR_KEY, checked_data_file, smoke_problem
-from lmms_eval_unify.integration.rescore import read_saved_samples, saved_media_roots, saved_runs
-from lmms_eval_unify.integration.run_context import EXTRA_MEDIA_ROOTS_ENV, run_context
 from lmms_eval_unify.output.record import SCHEMA, parse_output
+from lmms_eval_unify.run.context import EXTRA_MEDIA_ROOTS_ENV, run_context
+from lmms_eval_unify.run.saved import read_saved_samples, saved_media_roots, saved_runs
 from lmms_eval_unify.testing.synthetic import write_run
 
 FAKE_KEY = "sk-fuzz-0123456789abcdefFAKEKEY"

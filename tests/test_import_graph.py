@@ -118,7 +118,7 @@ def test_lazy_and_type_checking_imports_are_edges(tmp_path):
 
 def test_no_import_cycle_between_our_modules():
     graph = import_graph()
-    assert "lmms_eval_unify.generation.model" in graph and "lmms_eval_unify.model_adapters.baselines" in graph
+    assert "lmms_eval_unify.integration.model" in graph and "lmms_eval_unify.model_adapters.baselines" in graph
     cycles = import_cycles(graph)
     assert not cycles, "modules that import each other (directly or around a loop): " + "; ".join(
         " <-> ".join(cycle) for cycle in cycles
@@ -138,15 +138,15 @@ def test_protocols_and_the_engine_depend_on_the_primitives_contract_not_on_the_m
     graph = import_graph()
     for module in ("lmms_eval_unify.generation.protocols", "lmms_eval_unify.generation.engine"):
         assert "lmms_eval_unify.generation.primitives" in graph[module]
-        assert "lmms_eval_unify.generation.model" not in graph[module]
+        assert "lmms_eval_unify.integration.model" not in graph[module]
 
 
 def test_adapters_take_core_names_only_from_the_adapter_module():
-    """Adapters import the core through ``generation.adapter`` only; official-code backends
+    """Adapters import the core through ``lmms_eval_unify.adapter`` (the adapter API) only; official-code backends
     (``model_adapters/official/``) run in the model's own environment, beside pins the rest of the core cannot
     import with, so they take nothing of the core but the worker's own side (``generation.worker_main``)."""
     modules = module_files()
-    adapter_api, worker_side = "lmms_eval_unify.generation.adapter", "lmms_eval_unify.generation.worker_main"
+    adapter_api, worker_side = "lmms_eval_unify.adapter", "lmms_eval_unify.generation.worker_main"
     for module, path in modules.items():
         if not module.startswith("lmms_eval_unify.model_adapters."):
             continue
@@ -162,3 +162,96 @@ def test_the_worker_side_imports_nothing_of_the_package():
     modules = module_files()
     module = "lmms_eval_unify.generation.worker_main"
     assert {_ours(name, modules) for name in _imported_names(module, modules[module])} <= {None, module}
+
+
+# ---- packages -----------------------------------------------------------------------------------------------
+REGISTRY = "lmms_eval_unify.benchmarks"
+"""The registry (``benchmarks/__init__.py``, ``benchmarks/parts.py``): the bottom layer, below every package that
+asks it for a benchmark's part."""
+
+
+def package_of(module: str) -> str:
+    """The package a module belongs to in the package graph: its folder under ``lmms_eval_unify/``
+    (``run``, ``reports``…), ``benchmarks/<name>`` for each benchmark (a plugin, above the core), ``benchmarks``
+    for the registry, the module itself for a module at the root (``cli``, ``gate``…), ``model_adapters``."""
+    parts = module.split(".")[1:]
+    if not parts:
+        return "lmms_eval_unify"
+    if parts[0] == "benchmarks" and len(parts) > 1 and parts[1] in ENTRIES:
+        return f"benchmarks/{parts[1]}"
+    return parts[0]
+
+
+def package_graph(graph: dict[str, set[str]] | None = None) -> dict[str, set[str]]:
+    """Package -> the packages it imports (lazy and TYPE_CHECKING imports included, as :func:`import_graph`).
+
+    The registry's imports of the benchmark entries are dispatch, as an entry's of its parts: the registry hands
+    out a benchmark's parts and uses nothing of them itself (:func:`test_the_registry_imports_only_its_entries`)."""
+    graph = import_graph() if graph is None else graph
+    packages: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        source = package_of(module)
+        for target in targets:
+            if module == REGISTRY and target in {entry.__name__ for entry in ENTRIES.values()}:
+                continue
+            packages.setdefault(source, set()).add(package_of(target))
+        packages.setdefault(source, set())
+    return {package: targets - {package} for package, targets in packages.items()}
+
+
+def documented_layers() -> list[list[str]]:
+    """The layers docs/architecture.md draws between its ``<!-- layers -->`` markers, top first; each line is
+    ``N. <name>: package, package`` (``benchmarks/<name>`` stands for every benchmark)."""
+    text = (ROOT / "docs" / "architecture.md").read_text()
+    block = text.split("<!-- layers -->", 1)[1].split("<!-- /layers -->", 1)[0]
+    layers = []
+    for line in block.splitlines():
+        if ":" not in line or not line.strip()[:1].isdigit():
+            continue
+        names = [name.strip(" `") for name in line.split(":", 1)[1].split(",")]
+        benchmarks = [f"benchmarks/{b}" for b in ENTRIES] if "benchmarks/<name>" in names else []
+        layers.append([name for name in names if name != "benchmarks/<name>"] + benchmarks)
+    return layers
+
+
+def test_package_cycles_are_found():
+    graph = {"lmms_eval_unify.a.x": {"lmms_eval_unify.b.y"}, "lmms_eval_unify.b.y": set(), "lmms_eval_unify.b.z": {"lmms_eval_unify.a.w"}, "lmms_eval_unify.a.w": set()}  # fmt: skip
+    assert import_cycles(package_graph(graph)) == [["a", "b"]]
+
+
+def test_no_import_cycle_between_our_packages():
+    packages = package_graph()
+    assert {"run", "integration", "reports", "benchmarks", "benchmarks/uni_mmmu", "adapter"} <= set(packages)
+    cycles = import_cycles(packages)
+    assert not cycles, "packages that import each other (directly or around a loop): " + "; ".join(
+        " <-> ".join(cycle) for cycle in cycles
+    )
+
+
+def test_the_registry_imports_only_its_entries():
+    """The registry is the bottom layer: any package may ask it for a benchmark's part, so importing it runs no
+    module of ours but the benchmark entries, and an entry's own top-level imports are ``benchmarks.parts`` only
+    (its parts and the types of its roll-up are imported inside functions or under ``TYPE_CHECKING``)."""
+    graph, modules = import_graph(), module_files()
+    registry = {m for m in graph if package_of(m) == "benchmarks"}
+    assert registry == {REGISTRY, f"{REGISTRY}.parts"}
+    entries = {entry.__name__ for entry in ENTRIES.values()}
+    assert graph[REGISTRY] <= entries | {f"{REGISTRY}.parts"} and not graph[f"{REGISTRY}.parts"]
+    for entry in entries:
+        body = ast.parse(modules[entry].read_text()).body
+        eager = [f"{n.module}.{a.name}" for n in body if isinstance(n, ast.ImportFrom) for a in n.names]
+        eager += [a.name for n in body if isinstance(n, ast.Import) for a in n.names]
+        ours = {_ours(name, modules) for name in eager} - {None}
+        assert ours <= {f"{REGISTRY}.parts"}, f"{entry} imports {sorted(ours)} when the registry is imported"
+
+
+def test_every_import_points_down_the_documented_layers():
+    layers, packages = documented_layers(), package_graph()
+    rank = {package: depth for depth, layer in enumerate(layers) for package in layer}
+    listed = [package for layer in layers for package in layer]
+    assert sorted(listed) == sorted(set(listed)) and set(listed) == set(packages), (
+        f"docs/architecture.md's layers miss {sorted(set(packages) - set(listed))}, "
+        f"list {sorted(set(listed) - set(packages))} that do not exist, or list a package twice"
+    )
+    upward = [f"{a} -> {b}" for a, targets in packages.items() for b in targets if rank[b] <= rank[a]]
+    assert not upward, "imports that do not point to a lower layer: " + ", ".join(sorted(upward))

@@ -117,7 +117,10 @@ def test_wheel_file_list(tmp_path):
         "lmms_eval_unify/benchmarks/uni_mmmu/inputs.py",
         "lmms_eval_unify/model_adapters/baselines.py",
         "lmms_eval_unify/integration/plugin.py",
-        "lmms_eval_unify/generation/adapter.py",
+        "lmms_eval_unify/adapter.py",
+        "lmms_eval_unify/run/saved.py",
+        "lmms_eval_unify/commands/score.py",
+        "lmms_eval_unify/data/release.py",
         "lmms_eval_unify/benchmarks/gapeval/judge_prompts.yaml",
         "lmms_eval_unify/benchmarks/unig2u/pairs_table3.yaml",
     ):

@@ -203,7 +203,7 @@ def score(root: Path, base: Path) -> object:
     writers of its results and samples files, under the scoring run's own folder lock."""
     from lmms_eval.loggers.evaluation_tracker import EvaluationTracker
 
-    from lmms_eval_unify.integration import rescore
+    from lmms_eval_unify.commands import score
     from lmms_eval_unify.writes import folder_lock
 
     class Done:
@@ -220,12 +220,12 @@ def score(root: Path, base: Path) -> object:
             tracker.save_results_samples("uni_mmmu_maze", rows)
         return Done()
 
-    original = rescore.subprocess.run
-    rescore.subprocess.run = replay  # type: ignore[assignment]
+    original = score.subprocess.run
+    score.subprocess.run = replay  # type: ignore[assignment]
     try:
-        return rescore.main([str(root)])
+        return score.main([str(root)])
     finally:
-        rescore.subprocess.run = original
+        score.subprocess.run = original
 
 
 def media_store(root: Path, base: Path) -> object:
@@ -243,8 +243,8 @@ def media_store(root: Path, base: Path) -> object:
 
 
 def judge_cache(root: Path, base: Path) -> object:
-    from lmms_eval_unify.integration.run_context import run_context
     from lmms_eval_unify.judges.cache import JudgeCache
+    from lmms_eval_unify.run.context import run_context
 
     with run_context(output_path=str(root)), contextlib.suppress(WriteRefused):
         cache = JudgeCache(root / "unify_media" / "judge_cache.sqlite")
@@ -366,7 +366,9 @@ def quiet_run_state(monkeypatch, tmp_path):
     from lmms_eval.loggers.evaluation_tracker import EvaluationTracker
 
     from lmms_eval_unify import redaction
-    from lmms_eval_unify.integration import run_context, run_hooks, run_status
+    from lmms_eval_unify.integration import run_hooks
+    from lmms_eval_unify.run import context as run_context
+    from lmms_eval_unify.run import status as run_status
 
     for name in [name for name in os.environ if name.startswith("LMMS_EVAL_UNIFY_")]:
         monkeypatch.delenv(name)

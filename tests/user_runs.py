@@ -18,7 +18,7 @@ from lmms_eval_unify.benchmarks import BENCHMARKS, part
 from lmms_eval_unify.benchmarks.gapeval import spec as gapeval_spec
 from lmms_eval_unify.benchmarks.uni_mmmu import spec as uni_mmmu_spec
 from lmms_eval_unify.benchmarks.unig2u import spec as unig2u_spec
-from lmms_eval_unify.integration.provenance import PROVENANCE_KEY
+from lmms_eval_unify.run.provenance import PROVENANCE_KEY
 from lmms_eval_unify.testing.synthetic import benchmark_rows, write_run
 
 PAPER_JUDGE = "gpt-4o-2024-11-20"

@@ -25,12 +25,9 @@ from collections.abc import Callable
 from importlib import resources
 from importlib.resources.abc import Traversable
 from types import ModuleType
-from typing import TYPE_CHECKING
+from typing import Any
 
 from lmms_eval_unify.benchmarks import gapeval, mme_unify, uni_mmmu, unig2u
-
-if TYPE_CHECKING:
-    from lmms_eval_unify.scoring.aggregate import Score
 
 ENTRIES: dict[str, ModuleType] = {"mme_unify": mme_unify, "unig2u": unig2u, "uni_mmmu": uni_mmmu, "gapeval": gapeval}
 """Each benchmark's entry (its package), in the order the leaderboard prints them."""
@@ -61,8 +58,10 @@ def part(benchmark: str, name: str) -> ModuleType:
     return parts[name]()
 
 
-def paper_score(benchmark: str) -> Callable[..., dict[str, Score]]:
-    """The benchmark's paper-level roll-up (its entry's ``paper_score()``), resolved at each call."""
+def paper_score(benchmark: str) -> Callable[..., dict[str, Any]]:
+    """The benchmark's paper-level roll-up (its entry's ``paper_score()``: scores by name, each a
+    ``scoring.aggregate.Score``), resolved at each call. The registry imports nothing of ours but the entries, so
+    any package may use it (tests/test_import_graph.py)."""
     return entry(benchmark).paper_score()
 
 

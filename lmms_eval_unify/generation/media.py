@@ -20,8 +20,8 @@ from typing import Any
 from PIL import Image
 
 from lmms_eval_unify.gate import Refused, join, read_json
-from lmms_eval_unify.integration.run_context import media_base
 from lmms_eval_unify.output.record import UnifiedOutput
+from lmms_eval_unify.run.context import media_base
 from lmms_eval_unify.writes import write_bytes, write_text
 
 MODEL_FILE = "model.json"

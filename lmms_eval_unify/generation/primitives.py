@@ -2,7 +2,7 @@
 the request being served, and :class:`Primitives`, what the protocol engine calls on a model.
 
 ``lmms_eval_unify.generation.protocols`` and ``lmms_eval_unify.generation.engine`` depend on this contract
-only; ``lmms_eval_unify.generation.model.UnifiedModel`` is the lmms-eval model that fulfils it.
+only; ``lmms_eval_unify.integration.model.UnifiedModel`` is the lmms-eval model that fulfils it.
 """
 
 from __future__ import annotations

@@ -23,8 +23,8 @@ from loguru import logger
 from lmms_eval_unify.console import tolerate_any_locale
 from lmms_eval_unify.integration import seams
 from lmms_eval_unify.integration.broken_plugins import find_broken_plugins
-from lmms_eval_unify.integration.paths import tasks_path
 from lmms_eval_unify.integration.seams import SeamError, UnsupportedLmmsEvalError
+from lmms_eval_unify.run.paths import tasks_path
 
 SUPPORTED_LMMS_EVAL = seams.ACCEPTED_LMMS_EVAL
 ENTRY_POINT = f"{__name__}:manifests"

@@ -21,8 +21,8 @@ from loguru import logger
 
 from lmms_eval_unify import env_vars
 from lmms_eval_unify.integration import seams
-from lmms_eval_unify.integration.paths import tasks_path
 from lmms_eval_unify.metrics.switches import TINY_METRICS_ENV
+from lmms_eval_unify.run.paths import tasks_path
 
 SKIP_ENV = "LMMS_EVAL_UNIFY_SKIP_PREFLIGHT"
 ENVIRONMENT = "environment"
@@ -143,7 +143,7 @@ def data_problems(configs: dict[str, dict]) -> list[Problem]:
     """Each task's dataset: local parquet files readable (through the gate), non-empty and of the schema the
     task reads (its own doc functions run on the first clean row), or the Hub dataset resolvable. Tasks that fail
     the same way (the same error once their own names and files are masked, the same fix) make one problem."""
-    from lmms_eval_unify.integration.paths import DATA_DIR_ENV
+    from lmms_eval_unify.run.paths import DATA_DIR_ENV
 
     groups: dict[tuple[str, str], list[tuple[str, str, str]]] = {}
     for task, config in configs.items():
@@ -207,7 +207,7 @@ def _check_parquet(config: dict, path: str, schema: bool) -> None:
             raise FileNotFoundError(f"{path} is not on the Hub (or the Hub is unreachable)")
         return
     from lmms_eval_unify.integration.data_rows import smoke_problem
-    from lmms_eval_unify.integration.paths import DATA_DIR_ENV
+    from lmms_eval_unify.run.paths import DATA_DIR_ENV
 
     if not os.path.lexists(path):
         raise FileNotFoundError(f"{path} does not exist")
@@ -367,9 +367,9 @@ def model_problems(
     from lmms_eval.models import MODEL_REGISTRY_V2, get_model
     from lmms_eval.utils import simple_parse_args_string
 
-    from lmms_eval_unify.generation.model import UnifiedModel
     from lmms_eval_unify.generation.readiness import model_missing
     from lmms_eval_unify.generation.settings import ModelArgumentError
+    from lmms_eval_unify.integration.model import UnifiedModel
 
     needed_by = (f"--model {model}",)
     ours = False

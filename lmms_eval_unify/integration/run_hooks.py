@@ -24,7 +24,7 @@ lmms-eval's CLI calls ``lmms_eval.evaluator.simple_evaluate(..., cli_args=args)`
    ``score`` there waits; the temporaries an interrupted run left are removed, and said so), the preflight refuses
    a symlink, FIFO or device standing at a folder or file the run will write (``output_problems``, exit 2, never
    skipped), and lmms-eval's results and samples files are written through the write gate
-   (:mod:`lmms_eval_unify.integration.run_files`: a refused file fails the run, exit 1); secrets in the model
+   (:mod:`lmms_eval_unify.run.files`: a refused file fails the run, exit 1); secrets in the model
    arguments are redacted from the results before they are saved.
 
 7. every wrapper here and the task-index hook is a seam (:mod:`lmms_eval_unify.integration.seams`): each is checked
@@ -34,7 +34,7 @@ lmms-eval's CLI calls ``lmms_eval.evaluator.simple_evaluate(..., cli_args=args)`
 lmms-eval catches every exception of an evaluation and returns normally, so the exit code is set by an
 ``atexit`` handler that ends the process with ``os._exit`` after flushing output, once all results are saved.
 A Python caller of ``simple_evaluate`` gets exceptions instead (``PreflightError``) and reads
-``lmms_eval_unify.integration.run_status.status()``; its process exit code is left alone.
+``lmms_eval_unify.run.status.status()``; its process exit code is left alone.
 """
 
 from __future__ import annotations
@@ -50,7 +50,7 @@ from typing import Any
 
 from loguru import logger
 
-from lmms_eval_unify.integration import run_status, seams
+from lmms_eval_unify.integration import seams
 from lmms_eval_unify.integration.paper_scores import add_paper_scores, legend_lines
 from lmms_eval_unify.integration.preflight import (
     PreflightError,
@@ -62,9 +62,10 @@ from lmms_eval_unify.integration.preflight import (
     seam_problems,
     skip_requested,
 )
-from lmms_eval_unify.integration.provenance import PROVENANCE_KEY, run_provenance
-from lmms_eval_unify.integration.run_context import RunContext, set_current
-from lmms_eval_unify.integration.run_files import (
+from lmms_eval_unify.output.record import clean_text
+from lmms_eval_unify.run import status as run_status
+from lmms_eval_unify.run.context import RunContext, set_current
+from lmms_eval_unify.run.files import (
     count_rows,
     media_folders,
     redact_model_args,
@@ -75,7 +76,7 @@ from lmms_eval_unify.integration.run_files import (
     save_results,
     save_samples,
 )
-from lmms_eval_unify.output.record import clean_text
+from lmms_eval_unify.run.provenance import PROVENANCE_KEY, run_provenance
 from lmms_eval_unify.writes import FolderBusy, WriteRefused, check_writable, folder_lock
 
 EXIT_FAILED = 1
@@ -114,7 +115,7 @@ def install() -> None:
 
 def _guard_tracker_writers() -> None:
     """Replace the local part of ``EvaluationTracker``'s two writers by the gated ones of
-    :mod:`lmms_eval_unify.integration.run_files` (same bytes, nothing written through a symlink, the results file
+    :mod:`lmms_eval_unify.run.files` (same bytes, nothing written through a symlink, the results file
     atomic); a file the gate refuses, or a samples file holding fewer rows than were logged, fails its task or the
     run. A run that pushes to the Hub keeps lmms-eval's writer, after the same check of what stands at the file."""
     from lmms_eval.loggers.evaluation_tracker import EvaluationTracker

@@ -38,12 +38,13 @@ from loguru import logger
 from lmms_eval_unify import gate
 from lmms_eval_unify.benchmarks import part
 from lmms_eval_unify.env_vars import metrics_env, read
-from lmms_eval_unify.integration import run_status, seams
+from lmms_eval_unify.integration import seams
 from lmms_eval_unify.integration.data_rows import DATA_ERROR_KEY, checked_data_file
-from lmms_eval_unify.integration.paths import DATA_DIR_ENV
-from lmms_eval_unify.integration.provenance import configured_source, local_source, record_data_source
 from lmms_eval_unify.judges.config import JudgeConfig, resolve_endpoint
 from lmms_eval_unify.metrics.config import MissingWeightsError
+from lmms_eval_unify.run import status as run_status
+from lmms_eval_unify.run.paths import DATA_DIR_ENV
+from lmms_eval_unify.run.provenance import configured_source, local_source, record_data_source
 from lmms_eval_unify.scoring.scorer import metadata_params
 
 DATA_ERROR = "data_error"

@@ -30,7 +30,7 @@ from urllib.parse import quote
 from loguru import logger
 
 from lmms_eval_unify.gate import Refused, check_file
-from lmms_eval_unify.integration.run_context import current
+from lmms_eval_unify.run.context import current
 from lmms_eval_unify.writes import WriteRefused, open_folder, relative_parts
 
 _SCHEMA = """

@@ -122,26 +122,6 @@ def judgement_cost(planned: PlannedJudgement) -> JudgeCost:
     return JudgeCost(1, len(prompts), sum(prompts), REPLY_TOKENS * len(prompts), bound)
 
 
-def judged_tasks(names: Sequence[str]) -> tuple[list[Any], list[str]]:
-    """The judged leaf tasks among ``names`` (tasks or groups of this plugin, expanded in order), built without
-    their judge check, and the names of the leaf tasks that are not judged. ``ValueError`` names unknown tasks."""
-    from lmms_eval.tasks import TaskManager
-
-    from lmms_eval_unify.integration.paths import tasks_path
-    from lmms_eval_unify.integration.preflight import leaf_task_configs
-    from lmms_eval_unify.integration.task import judge_check_skipped
-
-    manager = TaskManager("WARNING", include_path=str(tasks_path()), include_defaults=False)
-    unknown = [name for name in names if name not in manager.all_tasks]
-    if unknown:
-        raise ValueError(f"unknown tasks or groups {unknown}; `lmms-eval-unify tasks` lists them")
-    configs = leaf_task_configs(manager, names)
-    judged = [name for name, config in configs.items() if (config.get("metadata") or {}).get("judged")]
-    with judge_check_skipped():
-        tasks = manager.load_task_or_group(judged) if judged else {}
-    return [tasks[name] for name in judged], [name for name in configs if name not in judged]
-
-
 def task_estimate(task: Any, limit: float | None) -> TaskEstimate:
     """What judging a built task costs on the samples a run with ``--limit`` scores."""
     from lmms_eval.evaluator_utils import get_sample_size
@@ -153,12 +133,6 @@ def task_estimate(task: Any, limit: float | None) -> TaskEstimate:
     doc_ids = sorted({instance.doc_id for instance in task.instances})
     cost = sum((judgement_cost(p) for i in doc_ids for p in plan(name, metadata, docs[i])), JudgeCost())
     return TaskEstimate(name, len(doc_ids), cost)
-
-
-def estimate_tasks(names: Sequence[str], limit: float | None = None) -> tuple[list[TaskEstimate], list[str]]:
-    """The estimate of every judged leaf task among ``names`` (in their order) and the leaf tasks without a judge."""
-    tasks, not_judged = judged_tasks(names)
-    return [task_estimate(task, limit) for task in tasks], not_judged
 
 
 def report(estimates: Sequence[TaskEstimate], not_judged: Sequence[str]) -> str:

@@ -1,4 +1,4 @@
-"""The reference judges behind one local endpoint: ``lmms-eval-unify judge serve`` (``judges/cli.py``).
+"""The reference judges behind one local endpoint: ``lmms-eval-unify judge serve`` (``commands/judge.py``).
 
 Every benchmark with a judged task ships a ``reference_judge.py`` whose ``verdict(request)`` answers the
 judge prompts of its own generated offline items the way a correct judge would, and answers anything else

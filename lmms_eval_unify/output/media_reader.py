@@ -12,8 +12,8 @@ from pathlib import Path
 from PIL import Image, UnidentifiedImageError
 
 from lmms_eval_unify import gate
-from lmms_eval_unify.integration.run_context import EXTRA_MEDIA_ROOTS_ENV, trusted_media_roots
 from lmms_eval_unify.output.failure import OutputFailure
+from lmms_eval_unify.run.context import EXTRA_MEDIA_ROOTS_ENV, trusted_media_roots
 
 TRUST_FIX = f"add the folder to ${EXTRA_MEDIA_ROOTS_ENV} to trust it"
 

@@ -17,7 +17,7 @@ import datasets
 import numpy as np
 from PIL import Image
 
-from lmms_eval_unify.benchmarks.fixtures import write_parquet
+from lmms_eval_unify.data.fixtures import write_parquet
 from lmms_eval_unify.puzzles.domain import (
     PuzzleDomain,
     moves_from_field,

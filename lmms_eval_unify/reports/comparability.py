@@ -30,10 +30,10 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from lmms_eval_unify.benchmarks import metric_families
-from lmms_eval_unify.integration.provenance import GENERATED, UNKNOWN
 from lmms_eval_unify.judges.config import REFERENCE_JUDGE_MODEL
 from lmms_eval_unify.reports.boards import Board, SampleSource
 from lmms_eval_unify.reports.results_io import ModelResults, TaskRun, id_ranges
+from lmms_eval_unify.run.provenance import GENERATED, UNKNOWN
 
 
 class Caveat(str):

@@ -35,11 +35,11 @@ from PIL import Image
 from lmms_eval_unify import gate
 from lmms_eval_unify.benchmarks import BENCHMARKS, part
 from lmms_eval_unify.env_vars import read
-from lmms_eval_unify.integration.paths import DATA_DIR_ENV
 from lmms_eval_unify.output.media_reader import DECODE_ERRORS, read_image_file
 from lmms_eval_unify.output.record import UnifiedOutput, parse_output
 from lmms_eval_unify.reports.comparability import subset_caveat
 from lmms_eval_unify.reports.gallery import ModelSamples, doc_row, judge_failure, load_runs, media_roots, resolve_image
+from lmms_eval_unify.run.paths import DATA_DIR_ENV
 from lmms_eval_unify.scoring.samples import sample_unsupported
 from lmms_eval_unify.writes import (
     EXIT_REFUSED,

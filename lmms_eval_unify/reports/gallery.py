@@ -28,13 +28,13 @@ from PIL import Image
 
 from lmms_eval_unify import gate
 from lmms_eval_unify.env_vars import read
-from lmms_eval_unify.integration.paths import DATA_DIR_ENV
-from lmms_eval_unify.integration.rescore import run_media_roots
 from lmms_eval_unify.judges.service import verdict_source
 from lmms_eval_unify.output.media_reader import DECODE_ERRORS, check_image_bytes, read_image_file
 from lmms_eval_unify.output.record import parse_output
 from lmms_eval_unify.reports.comparability import offline_stand_ins
 from lmms_eval_unify.reports.results_io import TaskRun, load_results
+from lmms_eval_unify.run.paths import DATA_DIR_ENV
+from lmms_eval_unify.run.saved import run_media_roots
 from lmms_eval_unify.scoring.samples import sample_unsupported
 from lmms_eval_unify.writes import (
     EXIT_REFUSED,
@@ -138,7 +138,7 @@ class ModelSamples:
     shards: dict[str, int] = field(default_factory=dict)
     """Task -> how many shard runs its samples were merged from (tasks of one run are absent)."""
     media: list[Path] = field(default_factory=list)
-    """The only folders its records' images are read from (``rescore.run_media_roots`` of its results files)."""
+    """The only folders its records' images are read from (``run.saved.run_media_roots`` of its results files)."""
     task_runs: dict[str, TaskRun] = field(default_factory=dict)
     """Task -> what its samples rest on (``results_io.ModelResults.runs``)."""
     replaced: dict[str, list[TaskRun]] = field(default_factory=dict)
@@ -246,7 +246,7 @@ def _jsonable(value: object) -> object:
 def media_roots(record_root: str, allowed: Sequence[Path]) -> list[Path]:
     """Where a record's media may be: its own root, or the folder of the same name in the run's media folders
     ``allowed`` (the run folder was moved or copied since), each kept only when it lies inside them
-    (:attr:`ModelSamples.media`: :func:`~lmms_eval_unify.integration.rescore.run_media_roots`, the rule ``score``
+    (:attr:`ModelSamples.media`: :func:`~lmms_eval_unify.run.saved.run_media_roots`, the rule ``score``
     follows too). A record cannot make the gallery or an export read anything else, the run folder and its parent
     included."""
     if not record_root:

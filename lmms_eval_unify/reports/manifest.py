@@ -19,9 +19,9 @@ from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from lmms_eval_unify.integration.provenance import run_provenance
 from lmms_eval_unify.redaction import redact_secrets
 from lmms_eval_unify.reports.results_io import ModelResults, RunInfo, TaskRun
+from lmms_eval_unify.run.provenance import run_provenance
 from lmms_eval_unify.writes import write_text
 
 MANIFEST = "manifest.json"

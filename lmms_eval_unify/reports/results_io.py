@@ -31,11 +31,11 @@ from typing import Any, overload
 from lmms_eval_unify import gate
 from lmms_eval_unify.benchmarks import BENCHMARKS, part
 from lmms_eval_unify.generation.media import MODEL_PROVENANCE_KEY, configuration_folder
-from lmms_eval_unify.integration.provenance import NOT_PUBLISHED, PROVENANCE_KEY
-from lmms_eval_unify.integration.rescore import saved_media_roots
 from lmms_eval_unify.judges import FAILED
 from lmms_eval_unify.output.record import parse_output
 from lmms_eval_unify.redaction import redact_secrets, redact_text
+from lmms_eval_unify.run.provenance import NOT_PUBLISHED, PROVENANCE_KEY
+from lmms_eval_unify.run.saved import saved_media_roots
 from lmms_eval_unify.scoring.samples import UNSUPPORTED_KEY, is_unsupported, sample_unsupported
 from lmms_eval_unify.scoring.task_aggregations import failure_reason
 
@@ -61,7 +61,7 @@ class RunInfo:
     """What lmms-eval records as ``lmms_eval_version``: the branch and commit of the git checkout the run started
     in (``main@1a2b3c4d``), not lmms-eval's version, which the run's provenance holds (``ours["lmms_eval"]``)."""
     ours: Mapping[str, object] = field(default_factory=dict)
-    """What :func:`lmms_eval_unify.integration.provenance.run_provenance` stamped at run time (version, commit,
+    """What :func:`lmms_eval_unify.run.provenance.run_provenance` stamped at run time (version, commit,
     lmms-eval's version, each task's data source); empty for runs made before it existed."""
     model_args: str = ""
     seeds: Mapping[str, object] = field(default_factory=dict)

@@ -8,7 +8,7 @@ import importlib.util
 import yaml
 
 from lmms_eval_unify.benchmarks.mme_unify import spec as mme
-from lmms_eval_unify.integration.paths import tasks_path
+from lmms_eval_unify.run.paths import tasks_path
 
 
 def test_committed_unig2u_yamls_equal_the_generator_output():

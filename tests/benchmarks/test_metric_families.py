@@ -6,7 +6,7 @@ from __future__ import annotations
 from lmms_eval.utils import load_yaml_config
 
 from lmms_eval_unify.benchmarks import BENCHMARKS, metric_families
-from lmms_eval_unify.integration.paths import tasks_path
+from lmms_eval_unify.run.paths import tasks_path
 
 
 def test_every_tasks_metric_backbones_are_the_registrys():

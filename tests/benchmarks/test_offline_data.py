@@ -12,8 +12,8 @@ import pytest
 from PIL import Image, ImageDraw
 
 from lmms_eval_unify.benchmarks import BENCHMARKS, part
-from lmms_eval_unify.benchmarks.fixtures import png_cell, sample_photo
 from lmms_eval_unify.cli import main
+from lmms_eval_unify.data.fixtures import png_cell, sample_photo
 
 
 @pytest.mark.heavy  # writes a generated set

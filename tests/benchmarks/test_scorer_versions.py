@@ -30,13 +30,13 @@ import pytest
 from cli_runs import BIN, offline_env
 from PIL import Image
 
+from lmms_eval_unify.adapter import UNDERSTAND_AND_GENERATE, UnifiedModel
 from lmms_eval_unify.benchmarks import BENCHMARKS, has_part, part
-from lmms_eval_unify.generation.adapter import UNDERSTAND_AND_GENERATE, UnifiedModel
-from lmms_eval_unify.integration.paths import tasks_path
 from lmms_eval_unify.integration.plugin import install_task_index
 from lmms_eval_unify.integration.task import UnifyTask
 from lmms_eval_unify.judges import reset_judge_state
 from lmms_eval_unify.metrics.tiny import TINY_DREAMSIM_TYPE, write_tiny_dreamsim_checkpoint
+from lmms_eval_unify.run.paths import tasks_path
 from lmms_eval_unify.testing.openai_server import OpenAICompatServer
 from model_adapters.baselines import UnifyOracle, UnifyRandom
 

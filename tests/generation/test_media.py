@@ -3,8 +3,8 @@ import sys
 from PIL import Image
 
 from lmms_eval_unify.generation.media import MediaStore, configuration_folder, resolve_output_root
-from lmms_eval_unify.integration.run_context import run_context
 from lmms_eval_unify.output.record import OUTPUT_DIR_ENV, UnifiedOutput
+from lmms_eval_unify.run.context import run_context
 
 
 def test_output_root_precedence(tmp_path, monkeypatch):

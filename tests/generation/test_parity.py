@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from lmms_eval_unify.generation.check_adapter import main
+from lmms_eval_unify.commands.check_adapter import main
 from lmms_eval_unify.generation.parity import (
     DEFAULT_THRESHOLDS,
     PARTS,

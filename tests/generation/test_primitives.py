@@ -4,9 +4,9 @@ import inspect
 
 from conftest import ScriptedAdapter
 
-from lmms_eval_unify.generation.model import UnifiedModel
 from lmms_eval_unify.generation.primitives import Primitives
 from lmms_eval_unify.generation.protocols import PROTOCOLS
+from lmms_eval_unify.integration.model import UnifiedModel
 
 
 def contract_members() -> set[str]:

@@ -20,7 +20,7 @@ from lmms_eval_unify.benchmarks.uni_mmmu.jigsaw import METRICS_ENV
 from lmms_eval_unify.benchmarks.uni_mmmu.offline.data import generate
 from lmms_eval_unify.benchmarks.unig2u import paper as ug
 from lmms_eval_unify.integration import paper_scores as paper_scores_module
-from lmms_eval_unify.integration import preflight, run_context, run_hooks, run_status
+from lmms_eval_unify.integration import preflight, run_hooks
 from lmms_eval_unify.integration.paper_scores import (
     CAVEAT_LEGEND_KEY,
     add_paper_scores,
@@ -34,6 +34,8 @@ from lmms_eval_unify.reports import leaderboard as leaderboard_module
 from lmms_eval_unify.reports.boards import Row
 from lmms_eval_unify.reports.comparability import Caveat
 from lmms_eval_unify.reports.render import MISSING, SAMPLE_COLUMNS
+from lmms_eval_unify.run import context as run_context
+from lmms_eval_unify.run import status as run_status
 from lmms_eval_unify.testing.synthetic import write_run
 
 MODEL = "uni-model"

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from lmms_eval_unify.integration.paths import tasks_path
 from lmms_eval_unify.integration.plugin import install_task_index, manifests
 from lmms_eval_unify.puzzles import DOMAINS
 from lmms_eval_unify.puzzles.dataset import random_baseline_expectation, write_puzzles
 from lmms_eval_unify.puzzles.scoring import METRICS
+from lmms_eval_unify.run.paths import tasks_path
 
 N_ITEMS = 40
 

@@ -9,9 +9,9 @@ import pytest
 from huggingface_hub import constants
 from lmms_eval.tasks import TaskManager
 
-from lmms_eval_unify.integration.paths import DATA_DIR_ENV, tasks_path
 from lmms_eval_unify.integration.preflight import Problem, data_problems, leaf_task_configs, render, weight_problems
 from lmms_eval_unify.metrics.switches import TINY_METRICS_ENV
+from lmms_eval_unify.run.paths import DATA_DIR_ENV, tasks_path
 
 MME_UNIFY_TASKS = {
     f"mme_unify_{name}"
@@ -157,7 +157,9 @@ def test_a_run_with_a_malformed_variable_exits_2_before_anything_runs_even_when_
 ):
     from types import SimpleNamespace
 
-    from lmms_eval_unify.integration import run_context, run_hooks, run_status
+    from lmms_eval_unify.integration import run_hooks
+    from lmms_eval_unify.run import context as run_context
+    from lmms_eval_unify.run import status as run_status
 
     monkeypatch.setattr(run_context, "_current", None)
     monkeypatch.setattr(run_status, "_status", run_status.RunStatus())

@@ -23,12 +23,14 @@ from lmms_eval.loggers.evaluation_tracker import EvaluationTracker
 from lmms_eval.tasks import TaskManager
 from loguru import logger
 
-from lmms_eval_unify.integration import plugin, run_context, run_hooks, run_status, seams
-from lmms_eval_unify.integration.paths import tasks_path
+from lmms_eval_unify.integration import plugin, run_hooks, seams
 from lmms_eval_unify.integration.preflight import PreflightError
 from lmms_eval_unify.integration.seams import SeamError
 from lmms_eval_unify.integration.task import UnifyTask
 from lmms_eval_unify.puzzles.dataset import write_puzzles
+from lmms_eval_unify.run import context as run_context
+from lmms_eval_unify.run import status as run_status
+from lmms_eval_unify.run.paths import tasks_path
 
 VERSION = f"lmms-eval {metadata.version('lmms-eval')}"
 WRAPPERS = ("task_index", "simple_evaluate", "results_writer", "samples_writer")

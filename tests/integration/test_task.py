@@ -1,7 +1,7 @@
 import pytest
 
-from lmms_eval_unify.integration.paths import DATA_DIR_ENV
 from lmms_eval_unify.integration.task import LocalDataMissingError, local_data_files
+from lmms_eval_unify.run.paths import DATA_DIR_ENV
 
 
 def test_hub_dataset_when_no_local_folder(monkeypatch):

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 
-from lmms_eval_unify.integration.run_context import run_context
 from lmms_eval_unify.judges.config import (
     JudgeConfig,
     JudgeNotConfiguredError,
@@ -14,6 +13,7 @@ from lmms_eval_unify.judges.config import (
     resolve_endpoint,
     resolve_extra_body,
 )
+from lmms_eval_unify.run.context import run_context
 
 ENV = (
     "LMMS_EVAL_UNIFY_JUDGE_BASE_URL",

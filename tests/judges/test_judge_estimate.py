@@ -12,21 +12,19 @@ import pytest
 from cli_runs import BIN, offline_env, samples_of
 
 from lmms_eval_unify.benchmarks import BENCHMARKS, judge_prompt_files, part
-from lmms_eval_unify.integration.paths import DATA_DIR_ENV
+from lmms_eval_unify.commands.judge import estimate_tasks, judged_tasks, main
 from lmms_eval_unify.judges import get_template
-from lmms_eval_unify.judges.cli import main
 from lmms_eval_unify.judges.estimate import (
     IMAGE_TOKENS,
     REPLY_TOKENS,
     JudgeCost,
     PlannedJudgement,
-    estimate_tasks,
-    judged_tasks,
     judgement_cost,
     task_estimate,
     text_tokens,
 )
 from lmms_eval_unify.judges.reference import reference_verdict
+from lmms_eval_unify.run.paths import DATA_DIR_ENV
 from lmms_eval_unify.testing.openai_server import OpenAICompatServer
 
 N_ITEMS = 3

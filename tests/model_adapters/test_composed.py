@@ -5,7 +5,7 @@ from conftest import make_request
 from lmms_eval_unify.model_adapters.composed import Composed, load_generator, parse_nested_args
 from PIL import Image
 
-from lmms_eval_unify.generation.adapter import GENERATE_IMAGE, UnifiedModel
+from lmms_eval_unify.adapter import GENERATE_IMAGE, UnifiedModel
 from lmms_eval_unify.output.record import parse_output
 
 

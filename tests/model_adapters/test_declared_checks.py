@@ -11,9 +11,9 @@ import pytest
 from huggingface_hub import constants
 from lmms_eval_unify.model_adapters.baselines import Instrument
 
-from lmms_eval_unify.generation.check_adapter import main as check_adapter_main
-from lmms_eval_unify.generation.model import UnifiedModel
+from lmms_eval_unify.commands.check_adapter import main as check_adapter_main
 from lmms_eval_unify.generation.readiness import Missing, model_missing
+from lmms_eval_unify.integration.model import UnifiedModel
 from lmms_eval_unify.integration.plugin import MODELS
 
 REQUIRED_ARGS = {"composed": {"und": "qwen2_5_vl", "gen": "qwen_image_edit"}, "upstream": {"upstream": "mmada"}}

@@ -86,7 +86,7 @@ def test_seeded_sampler_draws_what_transformers_draws_alone(emu3):
     from lmms_eval_unify.model_adapters.emu3 import NEGATIVE_PROMPT, POSITIVE_SUFFIX
     from lmms_eval_unify.model_adapters.hf_common import signed_pixels_to_pil
 
-    from lmms_eval_unify.generation.adapter import seeded
+    from lmms_eval_unify.adapter import seeded
 
     processor, model = emu3.gen_processor, emu3.gen_model
     inputs, negative = emu3.generation_inputs(["a maze" + POSITIVE_SUFFIX]), emu3.generation_inputs([NEGATIVE_PROMPT])

@@ -79,7 +79,7 @@ def test_batched_generation_equals_one_by_one_with_per_sample_seeds(janus):
 
 def test_seeded_sampler_draws_what_transformers_draws_alone(janus):
     """One image through transformers' own CFG processor and global generator, seeded as our adapter was."""
-    from lmms_eval_unify.generation.adapter import seeded
+    from lmms_eval_unify.adapter import seeded
 
     inputs = janus._inputs([janus._prompt([], "a blue maze")], None, "image")
     with torch.inference_mode(), seeded(3, janus.device):
@@ -98,7 +98,7 @@ def test_seeded_sampler_draws_what_transformers_draws_alone(janus):
 
 
 def test_check_adapter_passes_every_protocol_janus_claims(tiny_janus, tmp_path, capsys):
-    from lmms_eval_unify.generation import check_adapter
+    from lmms_eval_unify.commands import check_adapter
 
     args = [
         "janus_pro",

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 from PIL import Image
 
-from lmms_eval_unify.generation.model import lmms_eval_response
+from lmms_eval_unify.integration.model import lmms_eval_response
 from lmms_eval_unify.output.record import UnifiedOutput, parse_output
 
 BUILTIN_TASKS = Path(lmms_eval.__file__).parent / "tasks"

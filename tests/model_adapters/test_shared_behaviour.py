@@ -5,7 +5,7 @@ import torch
 from conftest import ScriptedAdapter, make_request
 from PIL import Image
 
-from lmms_eval_unify.generation.adapter import decoding_options, resolve_device, resolve_dtype, seeded
+from lmms_eval_unify.adapter import decoding_options, resolve_device, resolve_dtype, seeded
 from lmms_eval_unify.output.record import parse_output
 
 

@@ -31,7 +31,7 @@ from lmms_eval_unify.model_adapters.upstream import (
 )
 from PIL import Image, ImageOps
 
-from lmms_eval_unify.generation.check_adapter import (
+from lmms_eval_unify.commands.check_adapter import (
     SAMPLE_SPLIT,
     SAMPLE_TASK,
     build_model,
@@ -39,7 +39,7 @@ from lmms_eval_unify.generation.check_adapter import (
     run_checks,
     sample_image,
 )
-from lmms_eval_unify.generation.check_adapter import main as check_adapter_main
+from lmms_eval_unify.commands.check_adapter import main as check_adapter_main
 from lmms_eval_unify.generation.devices import seeded
 from lmms_eval_unify.generation.readiness import model_missing
 from lmms_eval_unify.generation.settings import ModelArgumentError

@@ -4,8 +4,8 @@ import pytest
 from PIL import Image
 
 from lmms_eval_unify.generation.media import MediaStore
-from lmms_eval_unify.integration.run_context import run_context
 from lmms_eval_unify.output.record import OutputFailure, UnifiedOutput, parse_output
+from lmms_eval_unify.run.context import run_context
 from lmms_eval_unify.scoring.task_aggregations import count_invalid, mean_supported
 
 

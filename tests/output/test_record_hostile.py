@@ -12,9 +12,9 @@ from collections.abc import Callable, Sequence
 import pytest
 from PIL import Image, ImageFile
 
-from lmms_eval_unify.integration.run_context import EXTRA_MEDIA_ROOTS_ENV, run_context
 from lmms_eval_unify.output.media_reader import load_media
 from lmms_eval_unify.output.record import SCHEMA, ParsedOutput, Step, UnifiedOutput, clean_text, parse_output
+from lmms_eval_unify.run.context import EXTRA_MEDIA_ROOTS_ENV, run_context
 
 HOSTILE_VALUES = [None, True, 0, -1, 1.5, float("inf"), "x", "\ud800", [], [1], [None], ["a", 2], {}, {"a": 1},
                   [{"text": 1}], [[["deep"]]], {"text": ["a"]}]  # fmt: skip

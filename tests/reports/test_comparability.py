@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from leaderboard_runs import edit_results, judged, limited, maze_rows, read_csv, run, versioned
 
-from lmms_eval_unify.integration.provenance import PROVENANCE_KEY
 from lmms_eval_unify.reports.comparability import (
     TINY_METRICS,
     Caveat,
@@ -20,6 +19,7 @@ from lmms_eval_unify.reports.comparability import (
     task_caveats,
 )
 from lmms_eval_unify.reports.results_io import RunInfo, TaskRun, load_results
+from lmms_eval_unify.run.provenance import PROVENANCE_KEY
 from lmms_eval_unify.testing.synthetic import write_run
 
 MAZE = "uni_mmmu_maze"

@@ -74,8 +74,8 @@ def test_a_sample_output_reads_images_only_from_the_runs_media_folders(tmp_path,
     image read, whatever file is there; a record in the run's media folder gets its image."""
     from PIL import Image
 
-    from lmms_eval_unify.integration.run_context import EXTRA_MEDIA_ROOTS_ENV
     from lmms_eval_unify.output.record import UnifiedOutput
+    from lmms_eval_unify.run.context import EXTRA_MEDIA_ROOTS_ENV
 
     monkeypatch.delenv(EXTRA_MEDIA_ROOTS_ENV)
     out = tmp_path / "base" / "runs"
@@ -96,8 +96,8 @@ def test_a_score_folder_reads_its_images_from_the_run_it_rescored(tmp_path, monk
     re-scored; a folder its results file names as extra ``media`` is not trusted (a file cannot widen the reads)."""
     from PIL import Image
 
-    from lmms_eval_unify.integration.run_context import EXTRA_MEDIA_ROOTS_ENV
     from lmms_eval_unify.output.record import UnifiedOutput
+    from lmms_eval_unify.run.context import EXTRA_MEDIA_ROOTS_ENV
 
     monkeypatch.delenv(EXTRA_MEDIA_ROOTS_ENV)
     task = f"{BENCHMARKS[0]}_task"

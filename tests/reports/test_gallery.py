@@ -15,9 +15,9 @@ import pyarrow.parquet as pq
 import pytest
 from PIL import Image
 
-from lmms_eval_unify.integration.run_context import EXTRA_MEDIA_ROOTS_ENV
 from lmms_eval_unify.output.record import Step, UnifiedOutput
 from lmms_eval_unify.reports.gallery import THUMB_PX, main
+from lmms_eval_unify.run.context import EXTRA_MEDIA_ROOTS_ENV
 from lmms_eval_unify.testing.synthetic import write_run
 
 TASK = "uni_mmmu_maze"

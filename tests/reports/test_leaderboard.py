@@ -19,9 +19,9 @@ import yaml
 from leaderboard_runs import approx, read_csv, run, write_configured_run, write_runs
 
 from lmms_eval_unify.benchmarks import BENCHMARKS, entry, paper_score, part
-from lmms_eval_unify.integration.provenance import run_provenance
 from lmms_eval_unify.reports import leaderboard as lb
 from lmms_eval_unify.reports.boards import BenchmarkLeaderboard, Board, Options
+from lmms_eval_unify.run.provenance import run_provenance
 from lmms_eval_unify.testing.synthetic import benchmark_rows, write_run
 
 TABLE2_HEADER = (

@@ -6,8 +6,8 @@ import json
 
 from leaderboard_runs import judged, limited, maze_rows, run, versioned, write_adapter_run
 
-from lmms_eval_unify.integration.provenance import run_provenance
 from lmms_eval_unify.reports.manifest import SCHEMA
+from lmms_eval_unify.run.provenance import run_provenance
 
 
 def test_every_row_names_its_runs_arguments_seeds_judges_items_and_versions(tmp_path):
@@ -76,7 +76,7 @@ def test_a_sharded_row_lists_every_shard_and_lmms_eval_s_version_apart_from_ours
     the checkout the run started in (lmms-eval records ``branch@commit`` there), not lmms-eval's version."""
     from leaderboard_runs import write_shards
 
-    from lmms_eval_unify.integration.provenance import installed_version
+    from lmms_eval_unify.run.provenance import installed_version
 
     write_shards(tmp_path / "runs", {"uni_mmmu_maze": [{**row, "doc_id": i} for i, row in enumerate(maze_rows(6))]},
                  [(0, 2), (2, 4), (4, 6)])  # fmt: skip

@@ -13,10 +13,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from lmms_eval_unify.integration.provenance import generated_source, mark_local_data
 from lmms_eval_unify.puzzles import DOMAINS
 from lmms_eval_unify.puzzles.dataset import random_baseline_band, random_baseline_expectation, write_puzzles
 from lmms_eval_unify.puzzles.scoring import METRICS
+from lmms_eval_unify.run.provenance import generated_source, mark_local_data
 
 DEMO_TASKS = {"uni_mmmu_maze": "maze", "uni_mmmu_sliding": "sliding"}
 """Task -> puzzle of the demo."""

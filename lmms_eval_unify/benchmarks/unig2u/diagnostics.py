@@ -11,7 +11,7 @@ Per category the score is the mean over judged samples; overall is the sample-we
 Judge endpoint: the judge layer's settings (``LMMS_EVAL_UNIFY_JUDGE_BASE_URL`` …, docs/judges.md). Original
 images come from the task's data (``LMMS_EVAL_UNIFY_DATA_DIR`` or the Hub files named in the task YAML); generated
 images from the run's own media folders only, the folders ``score``, ``gallery`` and ``export`` read
-(``rescore.run_media_roots``: ``unify_media`` beside the samples' folder or one level up, for a ``score`` folder
+(``run.saved.run_media_roots``: ``unify_media`` beside the samples' folder or one level up, for a ``score`` folder
 those of the run it re-scored, and ``$LMMS_EVAL_UNIFY_MEDIA_ROOTS``), also after the run folder was moved.
 """
 
@@ -33,12 +33,12 @@ from lmms_eval_unify.benchmarks.unig2u.spec import SUBTASKS
 from lmms_eval_unify.benchmarks.unig2u.task import concatenate, resolve_files
 from lmms_eval_unify.env_vars import read
 from lmms_eval_unify.generation.protocols import split_generate_then_answer_prompt
-from lmms_eval_unify.integration.paths import DATA_DIR_ENV
-from lmms_eval_unify.integration.rescore import RESULTS_SUFFIX, SAMPLES_INFIX, run_media_roots
-from lmms_eval_unify.integration.run_context import run_context
 from lmms_eval_unify.judges import JudgeRequest, judge_many
 from lmms_eval_unify.output.record import OutputFailure, parse_output
 from lmms_eval_unify.reports.gallery import media_roots
+from lmms_eval_unify.run.context import run_context
+from lmms_eval_unify.run.paths import DATA_DIR_ENV
+from lmms_eval_unify.run.saved import RESULTS_SUFFIX, SAMPLES_INFIX, run_media_roots
 from lmms_eval_unify.writes import EXIT_REFUSED, WriteRefused, output_root, write_text
 
 # Our categories -> the judge prompts' category additions (Appendix I.9).
@@ -105,7 +105,7 @@ def weighted_overall(rows: dict[str, dict], key: str, count: str) -> float | Non
 def _task_config(task: str) -> dict:
     from lmms_eval.utils import load_yaml_config
 
-    from lmms_eval_unify.integration.paths import tasks_path
+    from lmms_eval_unify.run.paths import tasks_path
 
     return load_yaml_config(str(tasks_path() / "unig2u" / f"{task}.yaml"))
 
@@ -122,7 +122,7 @@ def _docs(task: str) -> datasets.Dataset:
 
 def run_media(samples_file: Path) -> list[Path]:
     """The only folders the images of a samples file's records are read from: the run's media folders of the
-    results file beside it (:func:`~lmms_eval_unify.integration.rescore.run_media_roots`)."""
+    results file beside it (:func:`~lmms_eval_unify.run.saved.run_media_roots`)."""
     results_file = samples_file.with_name(samples_file.name.partition(SAMPLES_INFIX)[0] + RESULTS_SUFFIX)
     try:
         results = gate.read_json(results_file, "data_file", [results_file.parent])

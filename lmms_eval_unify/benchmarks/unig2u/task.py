@@ -19,8 +19,8 @@ from PIL import Image
 
 from lmms_eval_unify.benchmarks.unig2u.spec import HUB_ROOT
 from lmms_eval_unify.env_vars import read
-from lmms_eval_unify.integration.paths import DATA_DIR_ENV
 from lmms_eval_unify.integration.task import LocalDataMissingError, UnifyTask
+from lmms_eval_unify.run.paths import DATA_DIR_ENV
 
 
 def resolve_files(files: str | list[str], data_dir: str | None) -> list[str]:

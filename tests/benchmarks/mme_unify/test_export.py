@@ -321,7 +321,7 @@ def test_a_score_folder_exported_alone_gives_the_released_numbers_of_its_run(tmp
     """``score RUN`` writes ``RUN/scored/``, whose records name RUN's media. Exported on its own (no
     ``$LMMS_EVAL_UNIFY_MEDIA_ROOTS``) it gives the released scripts what the run's own export gives them: every
     output image readable (the export wrote them all as missing, exit 0: CSQ 3/9, SD 5/9 in the released tools)."""
-    from lmms_eval_unify.integration.run_context import EXTRA_MEDIA_ROOTS_ENV
+    from lmms_eval_unify.run.context import EXTRA_MEDIA_ROOTS_ENV
 
     monkeypatch.delenv(EXTRA_MEDIA_ROOTS_ENV)
     outputs = Outputs(tmp_path / "runs")

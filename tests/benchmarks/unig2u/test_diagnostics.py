@@ -8,10 +8,10 @@ from PIL import Image
 from lmms_eval_unify.benchmarks.unig2u import diagnostics
 from lmms_eval_unify.benchmarks.unig2u.offline.data import generate
 from lmms_eval_unify.benchmarks.unig2u.prompts import gta_prompt
-from lmms_eval_unify.integration.run_context import EXTRA_MEDIA_ROOTS_ENV
 from lmms_eval_unify.judges import judge_stats, reset_judge_state
 from lmms_eval_unify.judges.reference import reference_verdict
 from lmms_eval_unify.output.record import Step, UnifiedOutput
+from lmms_eval_unify.run.context import EXTRA_MEDIA_ROOTS_ENV
 from lmms_eval_unify.testing.openai_server import OpenAICompatServer
 
 pytestmark = pytest.mark.heavy  # each test generates a UniG2U set

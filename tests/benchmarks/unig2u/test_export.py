@@ -116,7 +116,7 @@ def test_the_merged_aggregations_are_the_tasks_own():
     """``export.AGGREGATIONS`` names what every UniG2U task's ``metric_list`` aggregates with."""
     from lmms_eval.utils import load_yaml_config
 
-    from lmms_eval_unify.integration.paths import tasks_path
+    from lmms_eval_unify.run.paths import tasks_path
 
     configs = [load_yaml_config(str(path)) for path in sorted((tasks_path() / "unig2u").glob("unig2u_*.yaml"))]
     tasks = [config for config in configs if "group" not in config]

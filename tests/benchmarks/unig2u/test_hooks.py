@@ -6,11 +6,11 @@ from conftest import ScriptedAdapter
 from lmms_eval.api.instance import Instance
 from lmms_eval.utils import load_yaml_config
 
+from lmms_eval_unify.adapter import UNDERSTANDING_ONLY
 from lmms_eval_unify.benchmarks.unig2u.offline.data import generate
 from lmms_eval_unify.benchmarks.unig2u.spec import HUB_ROOT, SUBTASKS
 from lmms_eval_unify.benchmarks.unig2u.task import concatenate, resolve_files
-from lmms_eval_unify.generation.adapter import UNDERSTANDING_ONLY
-from lmms_eval_unify.integration.paths import tasks_path
+from lmms_eval_unify.run.paths import tasks_path
 from lmms_eval_unify.scoring.scorer import metadata_params
 
 pytestmark = pytest.mark.heavy  # the generated UniG2U set (module fixture)

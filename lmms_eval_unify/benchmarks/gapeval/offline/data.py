@@ -11,9 +11,9 @@ from typing import Any
 
 import datasets
 
-from lmms_eval_unify.benchmarks.fixtures import FileListener, Written, png_cell, write_dataset
 from lmms_eval_unify.benchmarks.gapeval.offline.items import make_items
 from lmms_eval_unify.benchmarks.gapeval.spec import CATEGORIES
+from lmms_eval_unify.data.fixtures import FileListener, Written, png_cell, write_dataset
 
 SPLIT = "test"
 FEATURES = {

@@ -25,9 +25,9 @@ from PIL import Image
 from lmms_eval_unify import gate
 from lmms_eval_unify.benchmarks.gapeval.offline.data import category_path, write_rows
 from lmms_eval_unify.benchmarks.gapeval.spec import CATEGORIES
-from lmms_eval_unify.benchmarks.release import Problems, Release, report, text_field, write_all_or_nothing
-from lmms_eval_unify.integration.provenance import prepared_source
+from lmms_eval_unify.data.release import Problems, Release, report, text_field, write_all_or_nothing
 from lmms_eval_unify.output.media_reader import DECODE_ERRORS
+from lmms_eval_unify.run.provenance import prepared_source
 
 CATEGORY_MAP = {
     "multi_hop": "world_knowledge",

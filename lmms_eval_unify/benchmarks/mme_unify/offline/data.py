@@ -24,9 +24,9 @@ from pathlib import Path
 
 from PIL import Image, ImageDraw, ImageOps
 
-from lmms_eval_unify.benchmarks.fixtures import FileListener, Written, sample_photo, write_parquet
 from lmms_eval_unify.benchmarks.mme_unify import vcot
 from lmms_eval_unify.benchmarks.mme_unify.spec import GENERATION, UNDERSTANDING, UNIFY_QA, VIDEO_UNDERSTANDING
+from lmms_eval_unify.data.fixtures import FileListener, Written, sample_photo, write_parquet
 from lmms_eval_unify.writes import write_bytes
 
 PHOTOS = ("astronaut", "coffee", "chelsea", "rocket", "camera", "coins")

@@ -20,9 +20,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from lmms_eval_unify import gate
-from lmms_eval_unify.benchmarks.fixtures import write_parquet
-from lmms_eval_unify.benchmarks.release import Problems, Release, report, text_field, text_list, write_all_or_nothing
-from lmms_eval_unify.integration.provenance import prepared_source
+from lmms_eval_unify.data.fixtures import write_parquet
+from lmms_eval_unify.data.release import Problems, Release, report, text_field, text_list, write_all_or_nothing
+from lmms_eval_unify.run.provenance import prepared_source
 
 UNIFY_FILES = {
     "iee": "Unified_Explanation.json",

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from lmms_eval_unify.benchmarks.fixtures import FileListener, Written, write_parquet
 from lmms_eval_unify.benchmarks.uni_mmmu.offline.code import generate_code_items
 from lmms_eval_unify.benchmarks.uni_mmmu.offline.geometry import generate_geometry_items
 from lmms_eval_unify.benchmarks.uni_mmmu.offline.science import generate_science_items
+from lmms_eval_unify.data.fixtures import FileListener, Written, write_parquet
 from lmms_eval_unify.puzzles.dataset import write_puzzles
 from lmms_eval_unify.puzzles.jigsaw import generate_jigsaw_items
 

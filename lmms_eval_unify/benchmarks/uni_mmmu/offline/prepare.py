@@ -20,13 +20,13 @@ from typing import Any
 from PIL import Image
 
 from lmms_eval_unify import gate
-from lmms_eval_unify.benchmarks.release import Problems, Release, report, text_field, write_all_or_nothing
 from lmms_eval_unify.benchmarks.uni_mmmu.offline.data import write_rows
 from lmms_eval_unify.benchmarks.uni_mmmu.svg import UnsafeSVGError, render_svg
-from lmms_eval_unify.integration.provenance import prepared_source
+from lmms_eval_unify.data.release import Problems, Release, report, text_field, write_all_or_nothing
 from lmms_eval_unify.output.media_reader import DECODE_ERRORS
 from lmms_eval_unify.puzzles.domain import Grid
 from lmms_eval_unify.puzzles.sliding import SlidingDomain
+from lmms_eval_unify.run.provenance import prepared_source
 
 JIGSAW_METADATA = Path("data/jigsaw_dataset_2x2ref/metadata.json")
 GEOMETRY_JSON = Path("data/math_data/filtered.json")

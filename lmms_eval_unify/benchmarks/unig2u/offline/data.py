@@ -22,14 +22,6 @@ from pathlib import Path
 import datasets
 from PIL import Image, ImageDraw
 
-from lmms_eval_unify.benchmarks.fixtures import (
-    FileListener,
-    Written,
-    png_cell,
-    sample_photo,
-    write_dataset,
-    write_parquet,
-)
 from lmms_eval_unify.benchmarks.unig2u.prompts import SCENES, SHAPES
 from lmms_eval_unify.benchmarks.unig2u.spec import (
     BABYVISION_FILE,
@@ -39,6 +31,14 @@ from lmms_eval_unify.benchmarks.unig2u.spec import (
     REALUNIFY_FILES,
     SUBTASKS,
     VISUAL_PUZZLES,
+)
+from lmms_eval_unify.data.fixtures import (
+    FileListener,
+    Written,
+    png_cell,
+    sample_photo,
+    write_dataset,
+    write_parquet,
 )
 from lmms_eval_unify.puzzles.dataset import write_puzzle_set
 from lmms_eval_unify.puzzles.jigsaw import generate_jigsaw_items

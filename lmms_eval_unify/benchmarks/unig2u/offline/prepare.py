@@ -10,8 +10,8 @@ from pathlib import Path
 
 import datasets
 
-from lmms_eval_unify.benchmarks.release import Problems, Release, report, write_all_or_nothing
-from lmms_eval_unify.integration.provenance import prepared_source
+from lmms_eval_unify.data.release import Problems, Release, report, write_all_or_nothing
+from lmms_eval_unify.run.provenance import prepared_source
 
 
 def prepare(snapshot: str | Path, out_dir: str | Path) -> tuple[list[Path], list[str]]:

@@ -160,12 +160,12 @@ def build_model(name: str, model_args: str, output_dir: str) -> Any:
     from lmms_eval.models import get_model
     from lmms_eval.utils import simple_parse_args_string
 
-    from lmms_eval_unify.generation.model import UnifiedModel
     from lmms_eval_unify.generation.readiness import model_missing
+    from lmms_eval_unify.integration.model import UnifiedModel
 
     cls = get_model(name, force_simple=True)
     if not (isinstance(cls, type) and issubclass(cls, UnifiedModel)):
-        raise TypeError(f"{name} is not a unified-model adapter (lmms_eval_unify.generation.model.UnifiedModel)")
+        raise TypeError(f"{name} is not a unified-model adapter (lmms_eval_unify.integration.model.UnifiedModel)")
     args = {"output_dir": output_dir, "resume": False, **simple_parse_args_string(model_args)}
     missing = model_missing(cls, args)
     if missing:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from lmms_eval_unify.integration.provenance import checkout_commit
+from lmms_eval_unify.run.provenance import checkout_commit
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
@@ -34,7 +34,7 @@ def test_no_checkout_gives_no_commit(tmp_path):
 
 
 def test_local_data_takes_the_record_nearest_above_it_and_unrecorded_files_are_unknown(tmp_path):
-    from lmms_eval_unify.integration.provenance import (
+    from lmms_eval_unify.run.provenance import (
         DATA_SOURCE_FILE,
         generated_source,
         local_source,
@@ -64,7 +64,7 @@ def test_local_data_takes_the_record_nearest_above_it_and_unrecorded_files_are_u
 
 
 def test_a_configured_dataset_names_its_hub_repository():
-    from lmms_eval_unify.integration.provenance import configured_source
+    from lmms_eval_unify.run.provenance import configured_source
 
     hub = {"kind": "hub", "repo": "lmms-lab-eval/UniMMMU", "name": "maze", "revision": "v1"}
     assert configured_source("lmms-lab-eval/UniMMMU", "maze", {"revision": "v1"}) == hub
@@ -75,7 +75,7 @@ def test_a_configured_dataset_names_its_hub_repository():
 
 
 def test_a_run_records_lmms_eval_s_version_and_the_data_each_task_read():
-    from lmms_eval_unify.integration.provenance import installed_version, record_data_source, run_provenance
+    from lmms_eval_unify.run.provenance import installed_version, record_data_source, run_provenance
 
     assert "data" not in run_provenance() and run_provenance()["lmms_eval"] == installed_version("lmms-eval") != ""
     record_data_source("t_recorded", {"kind": "generated", "seed": 1, "n": 2}, "f00d")
@@ -89,9 +89,9 @@ def test_a_task_on_generated_data_records_its_seed_n_and_fingerprint(tmp_path, m
     from lmms_eval.utils import load_yaml_config
 
     from lmms_eval_unify.benchmarks.uni_mmmu.offline.data import generate
-    from lmms_eval_unify.integration.paths import DATA_DIR_ENV, tasks_path
-    from lmms_eval_unify.integration.provenance import generated_source, mark_local_data, run_provenance
     from lmms_eval_unify.integration.task import UnifyTask
+    from lmms_eval_unify.run.paths import DATA_DIR_ENV, tasks_path
+    from lmms_eval_unify.run.provenance import generated_source, mark_local_data, run_provenance
 
     root = tmp_path / "data"
     monkeypatch.setenv(DATA_DIR_ENV, str(root))

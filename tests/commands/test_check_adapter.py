@@ -7,9 +7,9 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
+from lmms_eval_unify.adapter import UNDERSTAND_AND_GENERATE, UnifiedModel
 from lmms_eval_unify.cli import main
-from lmms_eval_unify.generation import check_adapter
-from lmms_eval_unify.generation.adapter import UNDERSTAND_AND_GENERATE, UnifiedModel
+from lmms_eval_unify.commands import check_adapter
 from lmms_eval_unify.generation.protocols import PROTOCOLS
 
 

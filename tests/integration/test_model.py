@@ -4,7 +4,7 @@ import pytest
 from conftest import make_request
 from PIL import Image
 
-from lmms_eval_unify.generation.adapter import UNDERSTAND_AND_GENERATE, UnifiedModel
+from lmms_eval_unify.adapter import UNDERSTAND_AND_GENERATE, UnifiedModel
 from lmms_eval_unify.integration.plugin import install_task_index
 from lmms_eval_unify.output.record import UnifiedOutput
 from lmms_eval_unify.puzzles.dataset import write_puzzles

@@ -50,12 +50,12 @@ from lmms_eval_unify.generation.visuals import (
     model_inputs,
     visuals_fingerprint,
 )
-from lmms_eval_unify.integration import run_status
-from lmms_eval_unify.integration.run_context import trust_media_root
 from lmms_eval_unify.integration.seams import generation_arguments, task_of
 from lmms_eval_unify.integration.task import UnifyTask
 from lmms_eval_unify.output.record import UnifiedOutput, clean_text
 from lmms_eval_unify.redaction import redact_secrets
+from lmms_eval_unify.run import status as run_status
+from lmms_eval_unify.run.context import trust_media_root
 from lmms_eval_unify.writes import WriteRefused, make_folder, write_text
 
 TEXT_ANSWER_PROTOCOLS = frozenset({"direct", "generate_then_answer"})

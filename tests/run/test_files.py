@@ -15,9 +15,11 @@ import pytest
 from cli_runs import BIN, offline_env, write_model_plugin
 from lmms_eval.loggers.evaluation_tracker import EvaluationTracker
 
-from lmms_eval_unify.integration import run_hooks, run_status
+from lmms_eval_unify.integration import run_hooks
 from lmms_eval_unify.integration.preflight import OUTPUT, output_problems
-from lmms_eval_unify.integration.run_files import (
+from lmms_eval_unify.puzzles.dataset import write_puzzles
+from lmms_eval_unify.run import status as run_status
+from lmms_eval_unify.run.files import (
     count_rows,
     redact_model_args,
     run_files,
@@ -26,7 +28,6 @@ from lmms_eval_unify.integration.run_files import (
     save_samples,
     unused_date_id,
 )
-from lmms_eval_unify.puzzles.dataset import write_puzzles
 from lmms_eval_unify.writes import LOCK_FILE
 
 SECRET = "sk-run-files-0123456789SECRET"

@@ -80,7 +80,7 @@ def media_folders(output_path: str, model_args: object) -> list[Path]:
     ``$LMMS_EVAL_UNIFY_OUTPUT_DIR``, no ``output_dir=`` model argument): a folder below ``--output_path`` like
     lmms-eval's own, so a symlink there is refused too."""
     from lmms_eval_unify.env_vars import read
-    from lmms_eval_unify.integration.run_context import MEDIA_SUBDIR, OUTPUT_DIR_ENV
+    from lmms_eval_unify.run.context import MEDIA_SUBDIR, OUTPUT_DIR_ENV
 
     elsewhere = read(OUTPUT_DIR_ENV) or "output_dir=" in str(model_args or "")
     return [] if elsewhere else [run_root(output_path) / MEDIA_SUBDIR]

@@ -24,8 +24,8 @@ from pathlib import Path
 from PIL import Image
 
 from lmms_eval_unify import gate
-from lmms_eval_unify.integration.provenance import write_data_source
 from lmms_eval_unify.output.media_reader import check_image_bytes
+from lmms_eval_unify.run.provenance import write_data_source
 
 
 class Problems(list):

@@ -35,7 +35,6 @@ the modules behind it can move without breaking them (docs/adding_a_model.md):
 from lmms_eval_unify.gate import Refused, parse_json, read_bytes
 from lmms_eval_unify.generation.answer_spaces import InstrumentPlan, load_answer_space
 from lmms_eval_unify.generation.devices import decoding_options, resolve_device, resolve_dtype, seeded
-from lmms_eval_unify.generation.model import UnifiedModel
 from lmms_eval_unify.generation.primitives import (
     ALL_PRIMITIVES,
     GENERATE_IMAGE,
@@ -64,9 +63,7 @@ from lmms_eval_unify.generation.worker import (
     missing_in_environment,
     start_backend,
 )
-from lmms_eval_unify.integration import run_status
-from lmms_eval_unify.integration.rescore import saved_media_roots, saved_responses
-from lmms_eval_unify.integration.run_context import trust_media_root
+from lmms_eval_unify.integration.model import UnifiedModel
 from lmms_eval_unify.integration.seams import generation_arguments
 from lmms_eval_unify.judges.client import reply_content
 from lmms_eval_unify.judges.http import (
@@ -85,6 +82,9 @@ from lmms_eval_unify.judges.http import (
 )
 from lmms_eval_unify.output.media_reader import DECODE_ERRORS, check_image_bytes
 from lmms_eval_unify.output.record import SCHEMA, UnifiedOutput, clean_text
+from lmms_eval_unify.run import status as run_status
+from lmms_eval_unify.run.context import trust_media_root
+from lmms_eval_unify.run.saved import saved_media_roots, saved_responses
 
 __all__ = [
     "Backend",

@@ -1,10 +1,10 @@
-"""The adapter API (``lmms_eval_unify.generation.adapter``) exports every name its docstring documents."""
+"""The adapter API (``lmms_eval_unify.adapter``) exports every name its docstring documents."""
 
 from __future__ import annotations
 
 import re
 
-from lmms_eval_unify.generation import adapter
+from lmms_eval_unify import adapter
 
 ROLE = re.compile(r":(?:class|func):`([^`]+)`")
 LITERAL = re.compile(r"``([^`]+)``")
@@ -42,6 +42,6 @@ def test_all_names_are_attributes():
 
 def test_star_import_gives_documented_names():
     namespace: dict[str, object] = {}
-    exec("from lmms_eval_unify.generation.adapter import *", namespace)
+    exec("from lmms_eval_unify.adapter import *", namespace)
     for name in documented_names(adapter.__doc__ or ""):
         assert name.split(".")[0] in namespace

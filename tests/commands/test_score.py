@@ -10,7 +10,8 @@ import time
 import pytest
 from cli_runs import BIN, offline_env, results_of
 
-from lmms_eval_unify.integration import rescore
+from lmms_eval_unify.commands import score
+from lmms_eval_unify.run.saved import read_saved_samples, saved_runs
 from lmms_eval_unify.testing.synthetic import write_run
 
 PUZZLES = ("uni_mmmu_maze", "uni_mmmu_sliding")
@@ -41,16 +42,16 @@ def test_a_damaged_samples_file_costs_only_its_task(tmp_path, monkeypatch, capsy
     broken = _samples(results, "uni_mmmu_sliding")
     broken.write_text(damage(broken.read_text()))
     commands = []
-    monkeypatch.setattr(rescore.subprocess, "run", lambda command: commands.append(command) or _Done())
+    monkeypatch.setattr(score.subprocess, "run", lambda command: commands.append(command) or _Done())
 
-    status = rescore.main([str(tmp_path / "run")])
+    status = score.main([str(tmp_path / "run")])
 
     assert status == 1
     (command,) = commands
     assert command[command.index("--tasks") + 1] == "uni_mmmu_maze"  # the group, less its damaged member
     report = capsys.readouterr().err
     assert "uni_mmmu_sliding not scored again" in report and f"{broken}:2" in report
-    saved = rescore.read_saved_samples(results)
+    saved = read_saved_samples(results)
     assert [key for key in saved.responses if key[0] == "uni_mmmu_maze"] == [("uni_mmmu_maze", i) for i in range(3)]
     assert ("uni_mmmu_sliding", 0) in saved.responses  # the intact lines of the damaged file are still read
 
@@ -64,7 +65,7 @@ def test_unreadable_results_files_are_reported_and_skipped(tmp_path, capsys):
     (tmp_path / "run" / "x").mkdir()
     (tmp_path / "run" / "x" / "20260101T000000_results.json").write_text("{cut")
     (tmp_path / "run" / "x" / "20260102T000000_results.json").write_text("[1, 2]")
-    runs = rescore.saved_runs(tmp_path / "run")
+    runs = saved_runs(tmp_path / "run")
     assert [run.label for run in runs] == ["m"]
     report = capsys.readouterr().err
     assert report.count("score: skipped") == 2 and "not valid JSON" in report
