@@ -215,7 +215,12 @@ def documented_layers() -> list[list[str]]:
 
 
 def test_package_cycles_are_found():
-    graph = {"lmms_eval_unify.a.x": {"lmms_eval_unify.b.y"}, "lmms_eval_unify.b.y": set(), "lmms_eval_unify.b.z": {"lmms_eval_unify.a.w"}, "lmms_eval_unify.a.w": set()}  # fmt: skip
+    graph = {
+        "lmms_eval_unify.a.x": {"lmms_eval_unify.b.y"},
+        "lmms_eval_unify.b.y": set(),
+        "lmms_eval_unify.b.z": {"lmms_eval_unify.a.w"},
+        "lmms_eval_unify.a.w": set(),
+    }
     assert import_cycles(package_graph(graph)) == [["a", "b"]]
 
 

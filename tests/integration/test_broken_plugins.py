@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from loguru import logger
+from log_capture import logged
 
 from lmms_eval_unify.integration.broken_plugins import GROUP, find_broken_plugins, plugin_entry_points
 from lmms_eval_unify.integration.plugin import ENTRY_POINT, manifests
@@ -61,14 +61,10 @@ def test_lmms_eval_stops_at_a_broken_plugin_and_ours_names_it(broken_plugin_afte
     """lmms-eval's loader registers ours (reached first), then raises at the broken one; ours logged it."""
     from lmms_eval.models.registry_v2 import ModelRegistryV2
 
-    messages = []
-    sink = logger.add(messages.append, level="WARNING", format="{message}")
-    try:
+    with logged("WARNING") as messages:
         registry = ModelRegistryV2()
         with pytest.raises(RuntimeError, match="this plugin is broken"):
             registry.load_entrypoint_manifests()
-    finally:
-        logger.remove(sink)
     assert {"unify_random", "unify_oracle", "janus_pro"} <= set(registry.list_canonical_model_ids())
     (warning,) = [m for m in messages if "'broken'" in m]
     assert BROKEN_PLUGIN in warning and f"pip uninstall {BROKEN_PLUGIN}" in warning

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 from cli_runs import BIN, offline_env
 from leaderboard_runs import gapeval_tasks, read_csv, run
+from log_capture import logged
 
 from lmms_eval_unify.benchmarks import part
 from lmms_eval_unify.benchmarks.gapeval.spec import CATEGORIES as GAPEVAL_CATEGORIES
@@ -271,12 +272,8 @@ def test_samples_read_as_their_jsonl_lines():
 
 @pytest.fixture
 def warnings():
-    from loguru import logger
-
-    caught: list[str] = []
-    sink = logger.add(lambda message: caught.append(str(message)), level="WARNING", format="{message}")
-    yield caught
-    logger.remove(sink)
+    with logged("WARNING") as caught:
+        yield caught
 
 
 def test_a_failing_benchmark_is_one_warning_and_the_others_are_added(monkeypatch, warnings):

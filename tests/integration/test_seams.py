@@ -21,7 +21,7 @@ from lmms_eval.api.instance import Instance
 from lmms_eval.api.task import ConfigurableTask
 from lmms_eval.loggers.evaluation_tracker import EvaluationTracker
 from lmms_eval.tasks import TaskManager
-from loguru import logger
+from log_capture import logged
 
 from lmms_eval_unify.integration import plugin, run_hooks, seams
 from lmms_eval_unify.integration.preflight import PreflightError
@@ -51,10 +51,8 @@ def fresh_seams(monkeypatch):
 
 @pytest.fixture
 def errors():
-    caught: list[str] = []
-    sink = logger.add(lambda message: caught.append(str(message)), level="ERROR", format="{message}")
-    yield caught
-    logger.remove(sink)
+    with logged("ERROR") as caught:
+        yield caught
 
 
 def names_seam(line: str, name: str) -> bool:

@@ -8,7 +8,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from loguru import logger
+from log_capture import logged
 
 from lmms_eval_unify.integration.preflight import judge_problems
 from lmms_eval_unify.integration.task import UnifyTask
@@ -69,12 +69,8 @@ def test_a_broken_cache_is_moved_aside_logged_and_replaced(tmp_path: Path, make)
     make(path)
     before = sorted(p.name for p in tmp_path.rglob("*"))
     assert cache_problem(path) is not None
-    messages: list[str] = []
-    sink = logger.add(messages.append, level="WARNING", format="{message}")
-    try:
+    with logged("WARNING") as messages:
         cache = JudgeCache(path)
-    finally:
-        logger.remove(sink)
     assert cache.moved_to is not None and cache.moved_to.name.startswith("judge_cache.sqlite.corrupt-")
     (warning,) = messages
     assert str(path) in warning and str(cache.moved_to) in warning and "nothing deleted" in warning

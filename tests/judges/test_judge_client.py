@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from loguru import logger
+from log_capture import logged
 
 from lmms_eval_unify.judges import INVALID, OK, judge
 from lmms_eval_unify.judges.cache import JudgeCache
@@ -55,12 +55,8 @@ def test_thinking_cut_at_max_tokens_is_invalid_once_and_cached(
 ):
     """The thinking used up ``max_tokens``: no verdict is taken from the thinking, the reply is not retried (a
     greedy judge would think the same again), the warning names the cause and a re-run reads the cache."""
-    warnings: list[str] = []
-    sink = logger.add(warnings.append, level="WARNING", format="{message}")
-    try:
+    with logged("WARNING") as warnings:
         result = judged(server, reply)
-    finally:
-        logger.remove(sink)
     assert result.status == INVALID and result.fields == {}
     assert result.reason and result.reason.startswith("no answer after the reasoning")
     assert THINKING in result.raw and server.request_count == 1
