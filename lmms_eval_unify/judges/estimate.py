@@ -1,8 +1,10 @@
-"""``lmms-eval-unify judge estimate``: the judge calls and tokens a run will make, before any request is sent.
+"""The cost model of ``lmms-eval-unify judge estimate``: the judge calls and tokens a run will make, before any
+request is sent.
 
-The tasks are built the way lmms-eval builds them (their data read the same way: ``LMMS_EVAL_UNIFY_DATA_DIR`` or
-the Hub dataset; groups expanded), without their judge check, and their requests are built with the run's
-``--limit``, so the samples counted are the ones the run scores (a task's ``repeats`` rows included). Each sample
+The command (``commands/judge.py``) builds the tasks the way lmms-eval builds them (their data read the same way:
+``LMMS_EVAL_UNIFY_DATA_DIR`` or the Hub dataset; groups expanded), without their judge check, and their requests
+are built with the run's ``--limit``, so the samples counted are the ones the run scores (a task's ``repeats`` rows
+included). Each sample
 is planned by its benchmark's ``judge_plan.planned_judgements(task, metadata, doc)``: the judgements the task's
 scorer asks for it. A judgement makes one call, two for a two-turn template (``two_turn`` / ``turns`` resolved as
 the judge layer resolves them).
