@@ -66,16 +66,14 @@ SHARED_PUZZLE_NAMES = ("jigsaw",)
 BENCHMARK_HOMES = tuple(home for b in BENCHMARKS for home in homes(b))
 PUZZLE_HOMES = ("lmms_eval_unify/puzzles/", "tasks/puzzles/", *BENCHMARK_HOMES)
 CITED = {
-    ("lmms_eval_unify/generation/visuals.py", "MME-Unify"): "its 6-frame rule for models that cannot watch video, "
-    "still the core's default (issue 34: a task is to name its frame count)",
     ("lmms_eval_unify/judges/estimate.py", "Uni-MMMU"): "the estimate's stated assumption about one judge",
     ("lmms_eval_unify/reports/boards.py", "MME-U"): "the source of the split-half stability check",
     ("lmms_eval_unify/reports/plots.py", "MME-Unify"): "why the 0-100 axis may reach 100.1",
     ("lmms_eval_unify/scoring/aggregate.py", "MME-U"): "a worked example of the missing-as-zero mean",
     ("lmms_eval_unify/scoring/scorer.py", "Uni-MMMU"): "the one user of ``raw_scorer``",
 }
-"""Display names outside their homes, each with why it stays: prose citing the benchmark (or, for the first, a
-rule not yet moved). Every other mention is a stray."""
+"""Display names outside their homes, each with why it stays: prose citing the benchmark. Every other mention is a
+stray."""
 
 
 def as_word(name: str) -> str:

@@ -1,7 +1,7 @@
 """Model inputs from task visuals: images, and videos reduced to frames for models that cannot watch them.
 
-MME-Unify's rule: a model without video understanding gets 6 frames sampled uniformly from each video; a
-model that takes a single image gets the first image (or first frame).
+A model without video understanding gets each video as the number of uniformly sampled frames its task names
+(``generation_kwargs.num_frames``); a model that takes a single image gets the first image (or first frame).
 """
 
 from __future__ import annotations
@@ -16,7 +16,6 @@ import numpy as np
 from PIL import Image
 
 VIDEO_SUFFIXES = frozenset({".mp4", ".avi", ".mov", ".mkv", ".webm", ".gif"})
-DEFAULT_VIDEO_FRAMES = 6
 
 
 @dataclass(frozen=True)
@@ -35,7 +34,7 @@ def uniform_frame_indices(n_total: int, n_frames: int) -> list[int]:
     return [int((i + 0.5) * n_total / n_frames) for i in range(n_frames)]
 
 
-def read_video_frames(path: str | Path, n_frames: int = DEFAULT_VIDEO_FRAMES) -> list[Image.Image]:
+def read_video_frames(path: str | Path, n_frames: int) -> list[Image.Image]:
     """Decode the uniformly sampled frames of a video file as RGB images."""
     import av
 
@@ -78,13 +77,22 @@ def flatten_visuals(visuals: Any) -> list[Image.Image | Video]:
 
 
 def model_inputs(
-    visuals: Any, watches_video: bool, max_images: int | None, n_frames: int = DEFAULT_VIDEO_FRAMES
+    visuals: Any, watches_video: bool, max_images: int | None, n_frames: int | None = None
 ) -> list[Image.Image | Video]:
-    """What a model receives: videos become ``n_frames`` frames unless it watches video; then the list is
-    cut to ``max_images`` (a single-image model gets the first image or first frame)."""
+    """What a model receives: videos become ``n_frames`` uniformly sampled frames unless it watches video; then
+    the list is cut to ``max_images`` (a single-image model gets the first image or first frame).
+
+    ``n_frames`` is the task's ``generation_kwargs.num_frames`` (a benchmark's rule, in its task YAML): a
+    video for a model that cannot watch it, in a task that names no frame count, is a ``ValueError``, which fails
+    that request with its reason."""
     items: list[Image.Image | Video] = []
     for item in flatten_visuals(visuals):
         if isinstance(item, Video) and not watches_video:
+            if n_frames is None:
+                raise ValueError(
+                    "a video among the inputs of a model that cannot watch video, and the task names no "
+                    "generation_kwargs.num_frames (how many frames such a model receives)"
+                )
             items.extend(read_video_frames(item.path, n_frames))
         else:
             items.append(item)

@@ -46,7 +46,6 @@ from lmms_eval_unify.generation.protocols import (
 from lmms_eval_unify.generation.readiness import Missing
 from lmms_eval_unify.generation.settings import ModelSettings
 from lmms_eval_unify.generation.visuals import (
-    DEFAULT_VIDEO_FRAMES,
     model_inputs,
     visuals_fingerprint,
 )
@@ -336,7 +335,7 @@ class UnifiedModel(lmms):
             doc_to_visual(self.task_dict[task][split][doc_id]),
             UNDERSTAND_VIDEO in self.capabilities,
             self.max_input_images,
-            int(options.get("num_frames", DEFAULT_VIDEO_FRAMES)),
+            None if options.get("num_frames") is None else int(options["num_frames"]),
         )
 
     def _signature(self, request: Instance) -> str:

@@ -35,11 +35,19 @@ def test_model_inputs_by_capability(tmp_path):
     path = tmp_path / "clip.mp4"
     _write_video(path, 12)
     image = Image.new("RGB", (4, 4), "red")
-    as_frames = model_inputs([image, str(path)], watches_video=False, max_images=None)
+    as_frames = model_inputs([image, str(path)], watches_video=False, max_images=None, n_frames=6)
     assert len(as_frames) == 7 and all(isinstance(x, Image.Image) for x in as_frames)
     assert model_inputs([image, {"video": str(path)}], watches_video=True, max_images=None)[1] == Video(str(path))
-    first_only = model_inputs([str(path), image], watches_video=False, max_images=1)
+    first_only = model_inputs([str(path), image], watches_video=False, max_images=1, n_frames=6)
     assert len(first_only) == 1 and round(np.asarray(first_only[0]).mean() / 10) == 1
+
+
+def test_a_video_for_a_model_that_cannot_watch_it_needs_the_tasks_frame_count(tmp_path):
+    path = tmp_path / "clip.mp4"
+    _write_video(path, 12)
+    with pytest.raises(ValueError, match="num_frames"):
+        model_inputs([{"video": str(path)}], watches_video=False, max_images=None)
+    assert model_inputs([{"video": str(path)}], watches_video=True, max_images=None) == [Video(str(path))]
 
 
 def test_unknown_visual_type_raises():

@@ -4,9 +4,11 @@ the random instrument's chance level."""
 import functools
 import json
 import random
+from pathlib import Path
 
 import datasets
 import pytest
+from lmms_eval.utils import load_yaml_config
 
 from lmms_eval_unify.benchmarks.mme_unify import inputs as utils
 from lmms_eval_unify.benchmarks.mme_unify import spaces
@@ -16,6 +18,8 @@ from lmms_eval_unify.benchmarks.mme_unify.scoring import METRICS_ENV, score_unif
 from lmms_eval_unify.generation.protocols import Phase
 from lmms_eval_unify.generation.visuals import model_inputs
 from lmms_eval_unify.output.record import Step, UnifiedOutput
+
+TASKS = Path(__file__).resolve().parents[3] / "tasks" / "mme_unify"
 
 
 @pytest.fixture(scope="module")
@@ -35,11 +39,18 @@ def tiny_clip(monkeypatch):
     monkeypatch.setenv(METRICS_ENV, json.dumps({"clip_choice": {"backbone": "tiny", "weights": "random"}}))
 
 
+def test_vpu_names_the_six_frame_rule_and_keeps_the_understanding_options():
+    vpu = load_yaml_config(str(TASKS / "mme_unify_vpu.yaml"), mode="full")["generation_kwargs"]
+    template = load_yaml_config(str(TASKS / "_understanding_template_yaml"), mode="full")["generation_kwargs"]
+    assert vpu == {**template, "num_frames": 6}
+
+
 def test_vpu_video_becomes_six_frames_or_the_first_frame(data):
     doc = data("vpu")[0]
     visuals = utils.video_doc_to_visual(doc)
-    assert len(model_inputs(visuals, watches_video=False, max_images=None)) == 6
-    assert len(model_inputs(visuals, watches_video=False, max_images=1)) == 1
+    n_frames = load_yaml_config(str(TASKS / "mme_unify_vpu.yaml"), mode="full")["generation_kwargs"]["num_frames"]
+    assert len(model_inputs(visuals, watches_video=False, max_images=None, n_frames=n_frames)) == 6
+    assert len(model_inputs(visuals, watches_video=False, max_images=1, n_frames=n_frames)) == 1
     assert model_inputs(visuals, watches_video=True, max_images=None)[0].path == doc["video"]
 
 
