@@ -10,7 +10,7 @@ judge that was down), or to score with another variant (``LMMS_EVAL_UNIFY_METRIC
 ``score`` holds the writer lock of each run folder while it scores it (``writes.folder_lock``), and the
 lmms-eval run it starts holds that of its own output folder: two ``score`` calls on one run take turns (the second
 says so and waits, up to ``$LMMS_EVAL_UNIFY_LOCK_WAIT`` seconds, then gives up with exit 2), never writing a doc
-twice or replacing a results file. Every file the scoring run writes passes the write gate (``run_files``).
+twice or replacing a results file. Every file the scoring run writes passes the write gate (``run/files.py``).
 """
 
 from __future__ import annotations

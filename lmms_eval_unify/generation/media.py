@@ -1,7 +1,7 @@
 """Where model outputs live on disk: ``<root>/<task>/<doc_id>/`` with PNG images and ``record.json``.
 
 The media base is, in order: the model argument ``output_dir``; ``$LMMS_EVAL_UNIFY_OUTPUT_DIR``; the run's
-``--output_path`` (as ``<output_path>/unify_media``); ``./lmms_eval_unify_outputs`` (``run_context.media_base``).
+``--output_path`` (as ``<output_path>/unify_media``); ``./lmms_eval_unify_outputs`` (``run.context.media_base``).
 Each model configuration writes under its own folder of it, ``<model>-<hash of its describe()>``, so two
 models, or one model run with different ``--model_args``, sharing an ``--output_path`` never overwrite or
 reuse each other's images; the same configuration finds its earlier outputs there and resumes.

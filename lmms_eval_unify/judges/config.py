@@ -100,7 +100,7 @@ def resolve_endpoint(config: JudgeConfig, default_model: str | None) -> Endpoint
 
 def resolve_cache_path(config: JudgeConfig) -> Path:
     """Explicit path > ``$LMMS_EVAL_UNIFY_JUDGE_CACHE`` > ``<media base>/judge_cache.sqlite``, the media base
-    being the run's ``<--output_path>/unify_media`` (``run_context.media_base``)."""
+    being the run's ``<--output_path>/unify_media`` (``run.context.media_base``)."""
     from lmms_eval_unify.run.context import media_base
 
     explicit = config.cache_path or read(ENV_CACHE)
